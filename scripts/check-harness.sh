@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Stage "harness": the harness's own tests.  Each case injects one fault and
+# runs the stage that must catch it; the stage must fail, name the cause,
+# and leave patches/ as it was.  Every case runs in a private mount
+# namespace where the repository is an overlay, so the faults land in a
+# scratch copy and the real checkout, tree and build stay untouched.
+SUITE=harness
+. "$(dirname "$0")/lib.sh"
+
+command -v unshare >/dev/null || die "unshare (util-linux) is needed for the scratch copies"
+upper=$(mktemp -d /var/tmp/harness-scratch.XXXXXX)
+trap 'rm -rf "$upper"' EXIT
+patches_sum() { (cd "$PATCHES" && sha256sum -- * | sha256sum); }
+before=$(patches_sum)
+
+pass=0 fail=0 n=0
+# case NAME REGEX SCRIPT: run SCRIPT in a scratch copy; expect it to fail
+# with output matching REGEX, and patches/ unchanged by the stage.
+case_() {
+	local name=$1 regex=$2 script=$3 out rc
+	n=$((n + 1))
+	rm -rf "$upper"/*
+	mkdir -p "$upper"/{h,hw,w,ww}
+	out=$(unshare -m bash -c '
+		set -e
+		mount -t overlay overlay -o "lowerdir=$1,upperdir=$3/h,workdir=$3/hw" "$1"
+		case "$2/" in "$1"/*) ;; *)
+			mount -t overlay overlay -o "lowerdir=$2,upperdir=$3/w,workdir=$3/ww" "$2" ;; esac
+		cd "$1"
+		set +e
+		inject() { :; }
+		stage() { :; }
+		eval "$4"
+		inject || { echo "INJECTION FAILED"; exit 0; }
+		s1=$(cd patches && sha256sum -- * | sha256sum)
+		stage
+		rc=$?
+		s2=$(cd patches && sha256sum -- * | sha256sum)
+		[ "$s1" = "$s2" ] || echo "PATCHES MODIFIED"
+		echo "STAGE EXIT $rc"
+	' harness "$HARNESS" "$WORK" "$upper" "$script" 2>&1)
+	echo "$out" >"$LOGS/harness-$n.log"
+	if grep -q '^STAGE EXIT [1-9]' <<<"$out" && grep -qE -- "$regex" <<<"$out" &&
+		! grep -qE '^(PATCHES MODIFIED|INJECTION FAILED)' <<<"$out"; then
+		echo "ok $n - $name"
+		pass=$((pass + 1))
+	else
+		echo "not ok $n - $name (log: $LOGS/harness-$n.log)"
+		tail -n 15 <<<"$out" | sed 's/^/#   /'
+		fail=$((fail + 1))
+	fi
+}
+
+first=$(series_list | grep -v '^0000-' | head -n1)
+second=$(series_list | grep -v '^0000-' | sed -n 2p)
+[ -n "$second" ] || die "the harness tests need a series of at least two patches"
+
+case_ "a patch that does not apply" "patch $second does not apply" "
+	inject() { awk 'f == 0 && /^@@/ { h = 1 } h && /^ / && f == 0 { \$0 = \" broken\" substr(\$0, 2); f = 1 } 1' \
+		patches/$second >/tmp/p.\$\$ && cat /tmp/p.\$\$ >patches/$second; }
+	stage() { FORCE=1 scripts/tree.sh; }"
+
+case_ "a patch missing from series" "$first is in patches/ but not in series" "
+	inject() { sed -i '/^$first/d' patches/series; }
+	stage() { scripts/hygiene.sh; }"
+
+case_ "a series entry with no file" "series lists 0099-missing.patch, which does not exist" "
+	inject() { echo 0099-missing.patch >>patches/series; }
+	stage() { scripts/hygiene.sh; }"
+
+case_ "a checkpatch warning" "checkpatch --strict reports errors or warnings in $first" "
+	inject() { sed -i '0,/^\$/s//\nThis line of the changelog is far longer than the seventy-five columns that checkpatch allows.\n/' patches/$first; }
+	stage() { scripts/hygiene.sh; }"
+
+case_ "a config option that did not survive" "CONFIG_KVM_NO_SUCH_OPTION=y requested.*|did not survive olddefconfig" "
+	inject() { echo CONFIG_KVM_NO_SUCH_OPTION=y >>config/vm.config; }
+	stage() { scripts/build.sh config; }"
+
+case_ "a build error" "FAILED: 'mk bzImage modules' failed" "
+	inject() { echo 'int harness_broken(void) { return }' >>work/linux/virt/kvm/kvm_main.c; }
+	stage() { scripts/build.sh; }"
+
+if [ -f "$TREE/arch/x86/kvm/halt_poll.c" ]; then
+	case_ "a failing KUnit case (TPAUSE ignores the time left)" "KUnit case\(s\) failed" "
+		inject() { sed -i 's/min(slice_ns, remaining_ns)/slice_ns/' work/linux/arch/x86/kvm/halt_poll.c &&
+			grep -q 'mul_u64_u32_div(slice_ns,' work/linux/arch/x86/kvm/halt_poll.c; }
+		stage() { scripts/kunit.sh; }"
+fi
+
+case_ "a failing selftest" "1 test\(s\) failed in the VM" "
+	stage() { HARNESS_INJECT=fail scripts/vm.sh check; }"
+
+case_ "a guest panic" "the guest kernel reported: .*(panic|sysrq)" "
+	stage() { HARNESS_INJECT=panic scripts/vm.sh check; }"
+
+case_ "a guest that hangs" "the guest hung" "
+	stage() { HARNESS_INJECT=hang VM_TIMEOUT=60 scripts/vm.sh check; }"
+
+case_ "a missing qemu" "qemu-system-x86_64-missing not found" "
+	stage() { QEMU=qemu-system-x86_64-missing scripts/vm.sh check; }"
+
+case_ "no test at all" "no test ran" "
+	stage() { rm -f work/results/*.count; scripts/summary.sh; }"
+
+[ "$(patches_sum)" = "$before" ] || { fail=$((fail + 1)); echo "not ok - patches/ changed during the harness tests"; }
+record harness "$pass" "$fail" 0
+[ "$fail" = 0 ] || die "$fail harness test(s) did not turn red as they should"
+say "harness: $pass injected faults, each caught"

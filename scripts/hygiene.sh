@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Stage "hygiene": the stored series is complete, well formed, regenerates
+# byte for byte from the tree, and is checkpatch --strict clean.
+. "$(dirname "$0")/lib.sh"
+
+errors=0
+bad() { echo "  $*" >&2; errors=$((errors + 1)); }
+
+# 1. series and patches/ agree; every patch is a single mbox message.
+listed=$(series_list)
+for p in $listed; do
+	[ -f "$PATCHES/$p" ] || bad "series lists $p, which does not exist"
+done
+for f in "$PATCHES"/*.patch; do
+	[ -e "$f" ] || continue
+	p=$(basename "$f")
+	grep -qxF -- "$p" <<<"$listed" || bad "$p is in patches/ but not in series"
+	n=$(grep -c '^From [0-9a-f]\{40\} ' "$f" || true)
+	head -n1 "$f" | grep -q '^From [0-9a-f]\{40\} ' && [ "$n" = 1 ] ||
+		bad "$p is not a single mbox message ($n 'From ' lines)"
+	grep -q '^Subject: ' "$f" || bad "$p has no Subject: header"
+done
+[ "$(echo "$listed" | sort | uniq -d)" = "" ] || bad "series lists a patch twice"
+say "series: $(echo "$listed" | grep -c . || true) file(s) listed"
+
+# 2. Round trip: the tree's commits export to exactly the stored files.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if "$HARNESS/scripts/export-series.sh" "$tmp/out" >"$LOGS/hygiene-export.log" 2>&1; then
+	if ! diff -ru "$PATCHES" "$tmp/out" -x series >"$LOGS/hygiene-roundtrip.diff"; then
+		head -n 40 "$LOGS/hygiene-roundtrip.diff" >&2
+		bad "round trip: the series regenerated from $TREE differs from patches/ (see $LOGS/hygiene-roundtrip.diff)"
+	fi
+else
+	cat "$LOGS/hygiene-export.log" >&2
+	bad "round trip: could not regenerate the series from $TREE"
+fi
+say "round trip checked"
+
+# 3. checkpatch --strict: no error and no warning.  New files draw a
+# FILE_PATH_CHANGES warning; it is accepted only where get_maintainer.pl
+# shows that an existing MAINTAINERS entry covers every new file.
+for p in $listed; do
+	[ "$p" = 0000-cover-letter.patch ] && continue
+	[ -f "$PATCHES/$p" ] || continue
+	# Debian's python3 has the modules spdxcheck.py needs (python3-ply, -git).
+	out=$(cd "$TREE" && PATH=/usr/bin:/bin:$PATH ./scripts/checkpatch.pl --strict --terse --no-summary \
+		--show-types "$PATCHES/$p" 2>&1) || true
+	if grep -q ':FILE_PATH_CHANGES:' <<<"$out"; then
+		for f in $(sed -n 's|^+++ b/||p' "$PATCHES/$p" | sort -u); do
+			grep -q "^new file mode" <<<"$(grep -A1 "^diff --git a/$f b/$f" "$PATCHES/$p")" || continue
+			m=$(cd "$TREE" && ./scripts/get_maintainer.pl --no-git --no-rolestats -f "$f" 2>/dev/null |
+				grep -vE 'linux-kernel@vger.kernel.org|torvalds@' | head -n1)
+			[ -n "$m" ] || bad "$p: new file $f is not covered by MAINTAINERS"
+		done
+		out=$(grep -v ':FILE_PATH_CHANGES:' <<<"$out" || true)
+	fi
+	if grep -qE ':(ERROR|WARNING):' <<<"$out"; then
+		echo "$out" >&2
+		bad "checkpatch --strict reports errors or warnings in $p"
+	elif [ -n "$out" ]; then
+		echo "$out" | sed 's/^/  (kept) /'
+	fi
+done
+say "checkpatch --strict checked"
+
+[ "$errors" = 0 ] || die "$errors series problem(s), listed above"
+say "series is clean"

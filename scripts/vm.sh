@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Stage "vm": pack a busybox initramfs with the KVM modules and selftests,
+# boot the VM kernel in QEMU and collect the results.
+#   vm.sh check   run config/selftests.list, TAP on the second serial port
+#   vm.sh run     the demo of "make run", shown as it happens
+SUITE=vm
+. "$(dirname "$0")/lib.sh"
+
+mode=${1:-check}
+BUILD=${BUILD:-$WORK/build-vm}
+SELFTESTS_OUT=${SELFTESTS_OUT:-$WORK/build-selftests}
+QEMU=${QEMU:-qemu-system-x86_64}
+VM_TIMEOUT=${VM_TIMEOUT:-900}
+kernel=$BUILD/arch/x86/boot/bzImage
+
+command -v "$QEMU" >/dev/null || die "$QEMU not found (install qemu-system-x86, or run 'make deps')"
+command -v busybox >/dev/null || die "busybox not found (install busybox-static, or run 'make deps')"
+[ -f "$kernel" ] || die "no kernel at $kernel (run 'make build')"
+
+# The initramfs.
+root=$WORK/initramfs
+rm -rf "$root"
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,selftests,harness}
+cp "$(command -v busybox)" "$root/bin/busybox"
+ln -s busybox "$root/bin/sh"
+cp -a "$BUILD/modroot/lib" "$root/lib"
+cp "$HARNESS/scripts/guest/init" "$root/init"
+cp "$HARNESS/scripts/guest/demo" "$root/harness/demo"
+sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "${SELFTESTS_LIST:-$HARNESS/config/selftests.list}" >"$root/harness/tests"
+while read -r t _; do
+	[ -x "$SELFTESTS_OUT/$t" ] || die "selftest $t was not built (run 'make build')"
+	mkdir -p "$root/selftests/$(dirname "$t")"
+	cp "$SELFTESTS_OUT/$t" "$root/selftests/$t"
+done <"$root/harness/tests"
+initrd=$WORK/initramfs.cpio.gz
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd"
+say "initramfs: $(du -h "$initrd" | cut -f1), $(wc -l <"$root/harness/tests") selftest(s)"
+
+# KVM acceleration only where the host really has VMX or SVM: a /dev/kvm
+# without them (e.g. a PVM-style host) hangs the guest.
+if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
+	accel=(-accel kvm -cpu host) how="KVM, -cpu host"
+else
+	accel=(-accel tcg -cpu max) how="TCG, -cpu max (nested SVM)"
+fi
+
+console=$LOGS/vm-$mode-console.log
+tap=$RESULTS/vm.tap
+rm -f "$console" "$tap"
+append="console=ttyS0 loglevel=5 panic=-1 oops=panic harness.mode=$mode"
+[ -z "${HARNESS_INJECT:-}" ] || append+=" harness.inject=$HARNESS_INJECT"
+qemu=(timeout --foreground -k 10 "$VM_TIMEOUT" "$QEMU" "${accel[@]}" -M pc -smp 2 -m 2G
+	-kernel "$kernel" -initrd "$initrd" -append "$append"
+	-display none -vga none -monitor none -no-reboot -serial file:"$console")
+
+say "booting $(basename "$kernel") under $how, mode $mode"
+rc=0
+if [ "$mode" = run ]; then
+	"${qemu[@]}" -serial stdio </dev/null | tee "$tap" | tr -d '\r' | grep -v '^HARNESS-DONE' || rc=$?
+else
+	"${qemu[@]}" -serial file:"$tap" </dev/null || rc=$?
+fi
+[ "$rc" != 124 ] && [ "$rc" != 137 ] || die "the guest hung: no poweroff within ${VM_TIMEOUT}s" "$console"
+[ "$rc" = 0 ] || die "QEMU exited with status $rc" "$console"
+sed -i 's/\r$//' "$tap" "$console"
+
+oops=$(grep -E 'Kernel panic|Oops|BUG:|WARNING: CPU|general protection fault|Call Trace' "$console" || true)
+[ -z "$oops" ] || die "the guest kernel reported: $(head -n1 <<<"$oops")" "$console"
+grep -q '^HARNESS-DONE' "$tap" || die "the guest stopped before its tests finished" "$console"
+[ "$mode" = check ] || exit 0
+
+pass=$(grep -cE '^ok [0-9]+ ' "$tap" | tr -d ' ' || true)
+skip=$(grep -cE '^ok [0-9]+ .*# SKIP' "$tap" || true)
+fail=$(grep -cE '^not ok [0-9]+ ' "$tap" || true)
+pass=$((pass - skip))
+planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tap")
+record vm "$pass" "$fail" "$skip"
+grep -E '^(not )?ok [0-9]+ ' "$tap" | sed 's/^/  /'
+[ "$((pass + fail + skip))" = "${planned:-x}" ] ||
+	die "the guest planned ${planned:-no} tests but reported $((pass + fail + skip))" "$tap"
+[ "$fail" = 0 ] || die "$fail test(s) failed in the VM (output: $tap)"
+say "VM: $pass passed, $fail failed, $skip skipped"
