@@ -56,7 +56,7 @@ for p in $listed; do
 		done
 		out=$(grep -v ':FILE_PATH_CHANGES:' <<<"$out" || true)
 	fi
-	if grep -qE ':(ERROR|WARNING):' <<<"$out"; then
+	if grep -qE ': (ERROR|WARNING):' <<<"$out"; then
 		echo "$out" >&2
 		bad "checkpatch --strict reports errors or warnings in $p"
 	elif [ -n "$out" ]; then
