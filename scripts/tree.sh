@@ -28,8 +28,9 @@ if ! git -C "$TREE" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
 	(
 		cd "$TREE.tmp"
 		git init -q -b master
-		git config user.name "$(git -C "$HARNESS" config user.name)"
-		git config user.email "$(git -C "$HARNESS" config user.email)"
+		# git am needs a committer; the patches keep their own authors.
+		git config user.name "$(git -C "$HARNESS" config user.name || echo harness)"
+		git config user.email "$(git -C "$HARNESS" config user.email || echo harness@localhost)"
 		git add -A
 		GIT_AUTHOR_DATE='2000-01-01T00:00:00Z' GIT_COMMITTER_DATE='2000-01-01T00:00:00Z' \
 			git commit -q -m "$(basename "$tarball" .tar.xz) $(dpkg-query -W -f '${Version}' "$KERNEL_SRC_PKG" 2>/dev/null || echo unknown)"
