@@ -7,7 +7,7 @@ S := scripts
 WORK ?= $(CURDIR)/work
 export WORK
 
-.PHONY: all check run deps tree hygiene build kunit vm summary series quick check-harness clean
+.PHONY: all check run deps tree hygiene build kunit vm summary series quick check-each check-harness clean
 
 all: check
 
@@ -33,7 +33,7 @@ vm: build
 check: hygiene build
 	@rm -f $(WORK)/results/*.count
 	@st=0; $(S)/kunit.sh || st=1; $(S)/vm.sh check || st=1; \
-		$(S)/summary.sh && exit $$st
+		$(S)/demo-check.sh || st=1; $(S)/summary.sh && exit $$st
 
 # The demo: boot the patched kernel and show the knob and the stats.
 run: build
@@ -47,6 +47,10 @@ series:
 quick:
 	@rm -f $(WORK)/results/*.count
 	@$(S)/build.sh && { st=0; $(S)/vm.sh check || st=1; $(S)/summary.sh && exit $$st; }
+
+# Every patch of the series builds on its own (W=1, CONFIG_KVM_WERROR=y).
+check-each: build
+	@$(S)/each-patch.sh
 
 # The harness's own tests: injected faults must turn it red.
 check-harness: build

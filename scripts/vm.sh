@@ -70,14 +70,23 @@ oops=$(grep -E 'Kernel panic|Oops|BUG:|WARNING: CPU|general protection fault|Cal
 grep -q '^HARNESS-DONE' "$tap" || die "the guest stopped before its tests finished" "$console"
 [ "$mode" = check ] || exit 0
 
-pass=$(grep -cE '^ok [0-9]+ ' "$tap" | tr -d ' ' || true)
-skip=$(grep -cE '^ok [0-9]+ .*# SKIP' "$tap" || true)
-fail=$(grep -cE '^not ok [0-9]+ ' "$tap" || true)
-pass=$((pass - skip))
+# Count the subtests of a selftest that reports its own TAP ("# ok N ..."),
+# else the selftest as one test; a selftest that fails without a failing
+# subtest counts as one failure more.
+read -r pass fail skip top <<<"$(awk '
+	/^# (not )?ok [0-9]+/ { sub(/^# /, ""); sub_ok += /^ok/ && !/# SKIP/; sub_skip += /# SKIP/; sub_fail += /^not ok/; next }
+	/^(not )?ok [0-9]+/ {
+		top++
+		bad = /^not ok/
+		if (sub_ok + sub_skip + sub_fail == 0) { pass += !bad && !/# SKIP/; skip += /# SKIP/; fail += bad }
+		else { pass += sub_ok; skip += sub_skip; fail += sub_fail + (bad && !sub_fail) }
+		sub_ok = sub_skip = sub_fail = 0
+	}
+	END { print pass + 0, fail + 0, skip + 0, top + 0 }' "$tap")"
 planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tap")
 record vm "$pass" "$fail" "$skip"
 grep -E '^(not )?ok [0-9]+ ' "$tap" | sed 's/^/  /'
-[ "$((pass + fail + skip))" = "${planned:-x}" ] ||
-	die "the guest planned ${planned:-no} tests but reported $((pass + fail + skip))" "$tap"
+[ "$top" = "${planned:-x}" ] ||
+	die "the guest planned ${planned:-no} tests but reported $top" "$tap"
 [ "$fail" = 0 ] || die "$fail test(s) failed in the VM (output: $tap)"
-say "VM: $pass passed, $fail failed, $skip skipped"
+say "VM: $top selftests and checks, $pass passed, $fail failed, $skip skipped (subtests counted)"

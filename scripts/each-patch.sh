@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Stage "each": every patch of the series builds on its own.  Checks out
+# each commit of the tree in turn and builds the kernel code the series
+# touches up to it with W=1 and CONFIG_KVM_WERROR=y (work/build-w1, set up
+# by build.sh), and the selftests it touches.
+. "$(dirname "$0")/lib.sh"
+
+W1=${W1:-$WORK/build-w1}
+[ -f "$W1/.config.src" ] || die "no $W1 (run 'make build' first)"
+[ -z "$(git -C "$TREE" status --porcelain --untracked-files=no)" ] ||
+	die "$TREE has uncommitted changes"
+branch=$(git -C "$TREE" symbolic-ref -q --short HEAD) || die "$TREE is not on a branch"
+trap 'git -C "$TREE" checkout -q "$branch"' EXIT
+
+n=0
+for c in $(git -C "$TREE" rev-list --reverse base..HEAD); do
+	n=$((n + 1))
+	subject=$(git -C "$TREE" log -1 --format=%s "$c")
+	git -C "$TREE" checkout -q --detach "$c"
+	dirs=$(git -C "$TREE" diff --name-only base "$c" -- '*.c' |
+		grep -vE '^(tools|Documentation)/' | xargs -r -n1 dirname |
+		sed 's|^virt/kvm$|arch/x86/kvm|' | sort -u | sed 's|$|/|' | tr '\n' ' ')
+	log=$LOGS/each-$n.log
+	: >"$log"
+	if [ -n "$dirs" ]; then
+		cp "$W1/.config.src" "$W1/.config"
+		make -C "$TREE" O="$W1" "${KMAKE_ARGS[@]}" olddefconfig >>"$log" 2>&1 &&
+			make -C "$TREE" O="$W1" -j"$JOBS" "${KMAKE_ARGS[@]}" W=1 $dirs >>"$log" 2>&1 ||
+			die "patch $n ($subject) does not build" "$log"
+		! grep -E 'warning:' "$log" >&2 || die "patch $n ($subject) builds with warnings" "$log"
+	fi
+	for t in $(git -C "$TREE" diff --name-only "$c~1" "$c" -- 'tools/testing/selftests/kvm/*.c' |
+		sed -n 's|^tools/testing/selftests/kvm/\(.*\)\.c$|\1|p' | grep -v '^lib/'); do
+		make -C "$TREE/tools/testing/selftests/kvm" -j"$JOBS" OUTPUT="$WORK/build-each-selftests" \
+			KHDR_INCLUDES="-isystem $WORK/build-vm/usr/include" EXTRA_CFLAGS=-static \
+			"$WORK/build-each-selftests/$t" >>"$log" 2>&1 ||
+			die "patch $n ($subject): selftest $t does not build" "$log"
+	done
+	say "patch $n builds: $subject"
+done
