@@ -49,9 +49,7 @@ run "$LOGS/build-modules-install.log" mk INSTALL_MOD_PATH="$BUILD/modroot" INSTA
 # the KUnit tests), in a build directory of its own so that the extra flags
 # do not churn the VM kernel's objects.
 W1=${W1:-$WORK/build-w1}
-dirs=$(git -C "$TREE" diff --name-only base HEAD -- '*.c' |
-	grep -vE '^(tools|Documentation)/' | xargs -r -n1 dirname |
-	sed 's|^virt/kvm$|arch/x86/kvm|' | sort -u | sed 's|$|/|' | tr '\n' ' ')
+dirs=$(touched_dirs HEAD)
 if [ -n "$dirs" ]; then
 	say "W=1 CONFIG_KVM_WERROR=y build of $dirs"
 	mkdir -p "$W1"

@@ -18,9 +18,7 @@ for c in $(git -C "$TREE" rev-list --reverse base..HEAD); do
 	n=$((n + 1))
 	subject=$(git -C "$TREE" log -1 --format=%s "$c")
 	git -C "$TREE" checkout -q --detach "$c"
-	dirs=$(git -C "$TREE" diff --name-only base "$c" -- '*.c' |
-		grep -vE '^(tools|Documentation)/' | xargs -r -n1 dirname |
-		sed 's|^virt/kvm$|arch/x86/kvm|' | sort -u | sed 's|$|/|' | tr '\n' ' ')
+	dirs=$(touched_dirs "$c")
 	log=$LOGS/each-$n.log
 	: >"$log"
 	if [ -n "$dirs" ]; then

@@ -54,6 +54,14 @@ series_list() {
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$PATCHES/series"
 }
 
+# The kernel directories whose C files the series changes up to REV, as make
+# targets ("arch/x86/kvm/ ..."); virt/kvm is built as part of arch/x86/kvm.
+touched_dirs() {
+	git -C "$TREE" diff --name-only base "$1" -- '*.c' |
+		grep -vE '^(tools|Documentation)/' | xargs -r -n1 dirname |
+		sed 's|^virt/kvm$|arch/x86/kvm|' | sort -u | sed 's|$|/|' | tr '\n' ' '
+}
+
 # Record "SUITE PASSED FAILED SKIPPED" for the summary stage.
 record() {
 	echo "$2 $3 $4" >"$RESULTS/$1.count"
