@@ -54,8 +54,10 @@ if [ -n "$dirs" ]; then
 	say "W=1 CONFIG_KVM_WERROR=y build of $dirs"
 	mkdir -p "$W1"
 	cp "$BUILD/.config" "$W1/.config.new"
-	"$TREE/scripts/config" --file "$W1/.config.new" -e EXPERT -e KVM_WERROR -e KUNIT \
-		-m KVM_HALT_POLL_KUNIT_TEST
+	# and, as modules, the KUnit tests the series adds
+	tests=$(git -C "$TREE" diff base HEAD -- '*Kconfig*' |
+		sed -n 's/^+config \(.*_KUNIT_TEST\)$/-m \1/p')
+	"$TREE/scripts/config" --file "$W1/.config.new" -e EXPERT -e KVM_WERROR -e KUNIT $tests
 	cmp -s "$W1/.config.new" "$W1/.config.src" || {
 		cp "$W1/.config.new" "$W1/.config.src"
 		cp "$W1/.config.new" "$W1/.config"

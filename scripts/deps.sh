@@ -3,7 +3,7 @@
 # Stage "deps": install what the harness needs from Debian, idempotently.
 . "$(dirname "$0")/lib.sh"
 
-pkgs=(qemu-system-x86 busybox-static ccache build-essential flex bison bc
+pkgs=(qemu-system-x86 busybox-static acpica-tools ccache build-essential flex bison bc
 	libelf-dev libssl-dev cpio xz-utils kmod python3 python3-ply python3-git
 	git perl util-linux)
 missing=()

@@ -39,6 +39,9 @@ if [ -z "$configs" ]; then
 fi
 args=()
 for c in $configs; do args+=(--kunitconfig="$TREE/$c"); done
+# poll_idle() and the hooks it calls are noinstr, and their KUnit seams sit
+# there: with DEBUG_ENTRY, objtool validates noinstr code (checked below).
+args+=(--kconfig_add=CONFIG_DEBUG_KERNEL=y --kconfig_add=CONFIG_DEBUG_ENTRY=y)
 [ ${#KMAKE_ARGS[@]} = 0 ] || args+=(--make_options="${KMAKE_ARGS[0]}")
 
 say "kunit.py run --arch=x86_64 $(echo $configs)"
@@ -48,9 +51,24 @@ rm -f "$json"
 	--build_dir="$WORK/build-kunit" --jobs="$JOBS" --timeout=600 \
 	--json="$json" "${args[@]}") >"$LOGS/kunit.log" 2>&1 || true
 [ -s "$json" ] || die "kunit.py produced no results (config, build or boot failed)" "$LOGS/kunit.log"
+
 read -r pass fail skip < <(count "$json")
 record kunit "$pass" "$fail" "$skip"
 grep -E '^\[..:..:..\] (Testing complete|Ran |====)' "$LOGS/kunit.log" | tail -n 12 || true
 [ "$pass$fail$skip" != 000 ] || die "kunit.py ran no test" "$LOGS/kunit.log"
+
+# objtool's noinstr validation of the KUnit kernel (vmlinux.o), repeated
+# here because kunit.py does not show build warnings.
+grep -q '^CONFIG_NOINSTR_VALIDATION=y' "$WORK/build-kunit/.config" ||
+	die "CONFIG_NOINSTR_VALIDATION is not set in the KUnit kernel" "$WORK/build-kunit/.config"
+cp "$WORK/build-kunit/vmlinux.o" "$WORK/kunit-vmlinux.o"
+"$WORK/build-kunit/tools/objtool/objtool" --noinstr --link "$WORK/kunit-vmlinux.o" \
+	>"$LOGS/kunit-objtool.log" 2>&1 || true
+rm -f "$WORK/kunit-vmlinux.o"
+! grep -q 'warning: objtool' "$LOGS/kunit-objtool.log" ||
+	die "objtool: noinstr violations in the KUnit kernel" "$LOGS/kunit-objtool.log"
+say "objtool: noinstr code of the KUnit kernel validated"
+
 [ "$fail" = 0 ] || die "$fail KUnit case(s) failed" "$LOGS/kunit.log"
+
 say "KUnit: $pass passed, $fail failed, $skip skipped"

@@ -16,6 +16,7 @@ kernel=$BUILD/arch/x86/boot/bzImage
 
 command -v "$QEMU" >/dev/null || die "$QEMU not found (install qemu-system-x86, or run 'make deps')"
 command -v busybox >/dev/null || die "busybox not found (install busybox-static, or run 'make deps')"
+command -v iasl >/dev/null || die "iasl not found (install acpica-tools, or run 'make deps')"
 [ -f "$kernel" ] || die "no kernel at $kernel (run 'make build')"
 
 # The initramfs.
@@ -37,6 +38,11 @@ initrd=$WORK/initramfs.cpio.gz
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd"
 say "initramfs: $(du -h "$initrd" | cut -f1), $(wc -l <"$root/harness/tests") selftest(s)"
 
+# An SSDT with a _CST per CPU, so that acpi_idle gives the guest a cpuidle
+# driver whose state 0 is POLL.
+cst=$WORK/cst.aml
+run "$LOGS/iasl.log" iasl -p "${cst%.aml}" "$HARNESS/config/cst.asl"
+
 # KVM acceleration only where the host really has VMX or SVM: a /dev/kvm
 # without them (e.g. a PVM-style host) hangs the guest.
 if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
@@ -48,10 +54,12 @@ fi
 console=$LOGS/vm-$mode-console.log
 tap=$RESULTS/vm.tap
 rm -f "$console" "$tap"
+# cpuidle.poll_umwait_ns=20000: without WAITPKG the guest must refuse it.
 append="console=ttyS0 loglevel=5 panic=-1 oops=panic harness.mode=$mode"
+append+=" cpuidle.poll_umwait_ns=20000"
 [ -z "${HARNESS_INJECT:-}" ] || append+=" harness.inject=$HARNESS_INJECT"
 qemu=(timeout --foreground -k 10 "$VM_TIMEOUT" "$QEMU" "${accel[@]}" -M pc -smp 2 -m 2G
-	-kernel "$kernel" -initrd "$initrd" -append "$append"
+	-kernel "$kernel" -initrd "$initrd" -append "$append" -acpitable file="$cst"
 	-display none -vga none -monitor none -no-reboot -serial file:"$console")
 
 say "booting $(basename "$kernel") under $how, mode $mode"
