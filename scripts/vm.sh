@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Stage "vm": pack a busybox initramfs with the KVM modules and selftests,
 # boot the VM kernel in QEMU and collect the results.
-#   vm.sh check   run config/selftests.list, TAP on the second serial port
+#   vm.sh check   run config/selftests.list, then the cpuidle checks in a
+#                 second boot; TAP on the second serial port
 #   vm.sh run     the demo of "make run", shown as it happens
 SUITE=vm
 . "$(dirname "$0")/lib.sh"
@@ -51,32 +52,50 @@ else
 	accel=(-accel tcg -cpu max) how="TCG, -cpu max (nested SVM)"
 fi
 
-console=$LOGS/vm-$mode-console.log
-tap=$RESULTS/vm.tap
-rm -f "$console" "$tap"
+# boot MODE TAP [QEMU ARGS...]: boot the guest in harness.mode MODE, with
+# its results in TAP; a hang, a QEMU error, an oops or missing results fail.
 # cpuidle.poll_umwait_ns=20000: without WAITPKG the guest must refuse it.
-append="console=ttyS0 loglevel=5 panic=-1 oops=panic harness.mode=$mode"
-append+=" cpuidle.poll_umwait_ns=20000"
-[ -z "${HARNESS_INJECT:-}" ] || append+=" harness.inject=$HARNESS_INJECT"
-qemu=(timeout --foreground -k 10 "$VM_TIMEOUT" "$QEMU" "${accel[@]}" -M pc -smp 2 -m 2G
-	-kernel "$kernel" -initrd "$initrd" -append "$append" -acpitable file="$cst"
-	-display none -vga none -monitor none -no-reboot -serial file:"$console")
+boot() {
+	local bmode=$1 out=$2 rc=0
+	shift 2
+	local console=$LOGS/vm-$bmode-console.log
+	local append="console=ttyS0 loglevel=5 panic=-1 oops=panic harness.mode=$bmode"
+	append+=" cpuidle.poll_umwait_ns=20000"
+	[ -z "${HARNESS_INJECT:-}" ] || append+=" harness.inject=$HARNESS_INJECT"
+	local qemu=(timeout --foreground -k 10 "$VM_TIMEOUT" "$QEMU" "${accel[@]}" -M pc -smp 2 -m 2G
+		-kernel "$kernel" -initrd "$initrd" -append "$append" "$@"
+		-display none -vga none -monitor none -no-reboot -serial file:"$console")
 
-say "booting $(basename "$kernel") under $how, mode $mode"
-rc=0
+	rm -f "$console" "$out"
+	say "booting $(basename "$kernel") under $how, mode $bmode"
+	if [ "$bmode" = run ]; then
+		"${qemu[@]}" -serial stdio </dev/null | tee "$out" | tr -d '\r' | grep -v '^HARNESS-DONE' || rc=$?
+	else
+		"${qemu[@]}" -serial file:"$out" </dev/null || rc=$?
+	fi
+	[ "$rc" != 124 ] && [ "$rc" != 137 ] || die "the guest hung: no poweroff within ${VM_TIMEOUT}s" "$console"
+	[ "$rc" = 0 ] || die "QEMU exited with status $rc" "$console"
+	sed -i 's/\r$//' "$out" "$console"
+
+	local oops
+	oops=$(grep -E 'Kernel panic|Oops|BUG:|WARNING: CPU|general protection fault|Call Trace' "$console" || true)
+	[ -z "$oops" ] || die "the guest kernel reported: $(head -n1 <<<"$oops")" "$console"
+	grep -q '^HARNESS-DONE' "$out" || die "the guest stopped before its tests finished" "$console"
+}
+
+tap=$RESULTS/vm.tap
+rm -f "$tap"
 if [ "$mode" = run ]; then
-	"${qemu[@]}" -serial stdio </dev/null | tee "$tap" | tr -d '\r' | grep -v '^HARNESS-DONE' || rc=$?
-else
-	"${qemu[@]}" -serial file:"$tap" </dev/null || rc=$?
+	boot run "$tap" -acpitable file="$cst"
+	exit 0
 fi
-[ "$rc" != 124 ] && [ "$rc" != 137 ] || die "the guest hung: no poweroff within ${VM_TIMEOUT}s" "$console"
-[ "$rc" = 0 ] || die "QEMU exited with status $rc" "$console"
-sed -i 's/\r$//' "$tap" "$console"
-
-oops=$(grep -E 'Kernel panic|Oops|BUG:|WARNING: CPU|general protection fault|Call Trace' "$console" || true)
-[ -z "$oops" ] || die "the guest kernel reported: $(head -n1 <<<"$oops")" "$console"
-grep -q '^HARNESS-DONE' "$tap" || die "the guest stopped before its tests finished" "$console"
-[ "$mode" = check ] || exit 0
+# The selftests run without the _CST table, on the default idle loop, as
+# before: with acpi_idle, xapic_ipi_test's once-a-second liveness check
+# failed in 2 of 12 runs under TCG (0 of 6 without).  The cpuidle checks
+# get a boot of their own.
+boot check "$RESULTS/vm-check.tap"
+boot cpuidle "$RESULTS/vm-cpuidle.tap" -acpitable file="$cst"
+cat "$RESULTS/vm-check.tap" "$RESULTS/vm-cpuidle.tap" >"$tap"
 
 # Count the subtests of a selftest that reports its own TAP ("# ok N ..."),
 # else the selftest as one test; a selftest that fails without a failing
@@ -91,7 +110,7 @@ read -r pass fail skip top <<<"$(awk '
 		sub_ok = sub_skip = sub_fail = 0
 	}
 	END { print pass + 0, fail + 0, skip + 0, top + 0 }' "$tap")"
-planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tap")
+planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tap" | awk '{ n += $1 } END { print n }')
 record vm "$pass" "$fail" "$skip"
 grep -E '^(not )?ok [0-9]+ ' "$tap" | sed 's/^/  /'
 [ "$top" = "${planned:-x}" ] ||
