@@ -94,6 +94,9 @@ case_ "a failing selftest" "1 test\(s\) failed in the VM" "
 case_ "a guest panic" "the guest kernel reported: .*(panic|sysrq)" "
 	stage() { HARNESS_INJECT=panic scripts/vm.sh check; }"
 
+case_ "a shell error in the guest's script" "the guest's check script stopped with status 2" "
+	stage() { HARNESS_INJECT=error scripts/vm.sh check; }"
+
 case_ "a guest that hangs" "the guest hung" "
 	stage() { HARNESS_INJECT=hang VM_TIMEOUT=60 scripts/vm.sh check; }"
 

@@ -49,9 +49,14 @@ run() {
 	fi
 }
 
-# The patches listed in series, in order (comments and blanks dropped).
+# list_file FILE...: the lines of list files, with comments and blank lines dropped.
+list_file() {
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$@"
+}
+
+# The patches listed in series, in order.
 series_list() {
-	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$PATCHES/series"
+	list_file "$PATCHES/series"
 }
 
 # The kernel directories whose C files the series changes up to REV, as make

@@ -29,13 +29,13 @@ ln -s busybox "$root/bin/sh"
 cp -a "$BUILD/modroot/lib" "$root/lib"
 cp "$HARNESS/scripts/guest/init" "$root/init"
 cp "$HARNESS/scripts/guest/demo" "$root/harness/demo"
-sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "${SELFTESTS_LIST:-$HARNESS/config/selftests.list}" >"$root/harness/tests"
+list_file "${SELFTESTS_LIST:-$HARNESS/config/selftests.list}" >"$root/harness/tests"
 # The tests to run, and the demo's workloads.
 while read -r t _; do
 	[ -x "$SELFTESTS_OUT/$t" ] || die "selftest $t was not built (run 'make build')"
 	mkdir -p "$root/selftests/$(dirname "$t")"
 	cp "$SELFTESTS_OUT/$t" "$root/selftests/$t"
-done < <(cat "$root/harness/tests"; sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$HARNESS/config/demo.list")
+done < <(cat "$root/harness/tests"; list_file "$HARNESS/config/demo.list")
 initrd=$WORK/initramfs.cpio.gz
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd"
 say "initramfs: $(du -h "$initrd" | cut -f1), $(wc -l <"$root/harness/tests") selftest(s)"
@@ -81,6 +81,9 @@ boot() {
 	local oops
 	oops=$(grep -E 'Kernel panic|Oops|BUG:|WARNING: CPU|general protection fault|Call Trace' "$console" || true)
 	[ -z "$oops" ] || die "the guest kernel reported: $(head -n1 <<<"$oops")" "$console"
+	local err
+	err=$(grep -m1 '^HARNESS-ERROR: ' "$out" || true)
+	[ -z "$err" ] || die "${err#HARNESS-ERROR: }" "$out"
 	grep -q '^HARNESS-DONE' "$out" || die "the guest stopped before its tests finished" "$console"
 }
 
