@@ -46,28 +46,37 @@ rm -rf "$BUILD/modroot"
 run "$LOGS/build-modules-install.log" mk INSTALL_MOD_PATH="$BUILD/modroot" INSTALL_MOD_STRIP=1 modules_install
 
 # Everything the series touches, built with W=1 and CONFIG_KVM_WERROR=y (and
-# the KUnit tests), in a build directory of its own so that the extra flags
-# do not churn the VM kernel's objects.
-W1=${W1:-$WORK/build-w1}
+# the KUnit tests), in build directories of their own so that the extra
+# flags do not churn the VM kernel's objects.  The same config is also built
+# for i386, where 64-bit arithmetic on unsigned long or a u64 division shows.
+# w1 DIR ARCH: that build in DIR for ARCH; any warning fails the stage.
+w1() {
+	local dir=$1 arch=$2 log=$LOGS/$(basename "$1")
+	local mkw=(make -C "$TREE" O="$dir" ARCH="$arch" "${KMAKE_ARGS[@]}")
+	mkdir -p "$dir"
+	cp "$BUILD/.config" "$dir/.config.new"
+	"$TREE/scripts/config" --file "$dir/.config.new" -e EXPERT -e KVM_WERROR -e KUNIT $tests
+	cmp -s "$dir/.config.new" "$dir/.config.src" || {
+		cp "$dir/.config.new" "$dir/.config.src"
+		cp "$dir/.config.new" "$dir/.config"
+	}
+	run "$log-config.log" "${mkw[@]}" olddefconfig
+	grep -q '^CONFIG_KVM_WERROR=y' "$dir/.config" ||
+		die "CONFIG_KVM_WERROR=y did not survive olddefconfig for $arch"
+	run "$log.log" "${mkw[@]}" -j"$JOBS" W=1 $dirs
+	if grep -E 'warning:' "$log.log" >&2; then
+		die "W=1 warnings ($arch) in code the series touches" "$log.log"
+	fi
+}
 dirs=$(touched_dirs HEAD)
 if [ -n "$dirs" ]; then
-	say "W=1 CONFIG_KVM_WERROR=y build of $dirs"
-	mkdir -p "$W1"
-	cp "$BUILD/.config" "$W1/.config.new"
 	# and, as modules, the KUnit tests the series adds
 	tests=$(git -C "$TREE" diff base HEAD -- '*Kconfig*' |
 		sed -n 's/^+config \(.*_KUNIT_TEST\)$/-m \1/p')
-	"$TREE/scripts/config" --file "$W1/.config.new" -e EXPERT -e KVM_WERROR -e KUNIT $tests
-	cmp -s "$W1/.config.new" "$W1/.config.src" || {
-		cp "$W1/.config.new" "$W1/.config.src"
-		cp "$W1/.config.new" "$W1/.config"
-	}
-	run "$LOGS/build-w1-config.log" make -C "$TREE" O="$W1" "${KMAKE_ARGS[@]}" olddefconfig
-	grep -q '^CONFIG_KVM_WERROR=y' "$W1/.config" || die "CONFIG_KVM_WERROR=y did not survive olddefconfig"
-	run "$LOGS/build-w1.log" make -C "$TREE" O="$W1" -j"$JOBS" "${KMAKE_ARGS[@]}" W=1 $dirs
-	if grep -E 'warning:' "$LOGS/build-w1.log" >&2; then
-		die "W=1 warnings in code the series touches" "$LOGS/build-w1.log"
-	fi
+	say "W=1 CONFIG_KVM_WERROR=y build of $dirs"
+	w1 "${W1:-$WORK/build-w1}" x86
+	say "the same for i386"
+	w1 "$WORK/build-w1-i386" i386
 else
 	say "the series touches no kernel C code yet: no W=1 build"
 fi
