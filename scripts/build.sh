@@ -49,7 +49,8 @@ run "$LOGS/build-modules-install.log" mk INSTALL_MOD_PATH="$BUILD/modroot" INSTA
 # the KUnit tests), in build directories of their own so that the extra
 # flags do not churn the VM kernel's objects.  The same config is also built
 # for i386, where 64-bit arithmetic on unsigned long or a u64 division shows.
-# w1 DIR ARCH: that build in DIR for ARCH; any warning fails the stage.
+# w1 DIR ARCH: that build in DIR for ARCH, of $dirs with $tests enabled;
+# any warning fails the stage.
 w1() {
 	local dir=$1 arch=$2 log=$LOGS/$(basename "$1")
 	local mkw=(make -C "$TREE" O="$dir" ARCH="$arch" "${KMAKE_ARGS[@]}")

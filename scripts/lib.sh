@@ -49,7 +49,8 @@ run() {
 	fi
 }
 
-# list_file FILE...: the lines of list files, with comments and blank lines dropped.
+# list_file FILE...: the lines of list files, without comments and blank
+# lines.
 list_file() {
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$@"
 }
