@@ -7,7 +7,8 @@ S := scripts
 WORK ?= $(CURDIR)/work
 export WORK
 
-.PHONY: all check run deps tree hygiene build kunit vm summary series quick check-each check-harness clean
+.PHONY: all check run deps tree hygiene build kunit vm summary series quick check-each check-harness \
+	check-fresh clean
 
 all: check
 
@@ -55,6 +56,12 @@ check-each: build
 # The harness's own tests: injected faults must turn it red.
 check-harness: build
 	@$(S)/check-harness.sh
+
+# The README on a fresh system: "make check" in a fresh Debian 12 root.
+check-fresh:
+	@$(S)/deps.sh config/fresh.list
+	@rm -f $(WORK)/results/*.count
+	@$(S)/fresh.sh
 
 clean:
 	rm -rf $(WORK)/build-* $(WORK)/initramfs* $(WORK)/results $(WORK)/logs

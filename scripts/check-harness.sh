@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Stage "harness": the harness's own tests.  Each case injects one fault and
 # runs the stage that must catch it; the stage must fail, name the cause,
-# and leave patches/ as it was.  Every case runs in a private mount
-# namespace where the repository is an overlay, so the faults land in a
-# scratch copy and the real checkout, tree and build stay untouched.
+# and leave patches/ as it was (HARNESS_CASES=REGEX picks cases by name).
+# Every case runs in a private mount namespace where the repository is an
+# overlay, so the faults land in a scratch copy and the real checkout, tree
+# and build stay untouched.
 SUITE=harness
 . "$(dirname "$0")/lib.sh"
 
@@ -14,11 +15,14 @@ trap 'rm -rf "$upper"' EXIT
 patches_sum() { (cd "$PATCHES" && sha256sum -- * | sha256sum); }
 before=$(patches_sum)
 
+export KERNEL_SRC_PKG KERNEL_SRC_VER
 pass=0 fail=0 n=0
 # case NAME REGEX SCRIPT: run SCRIPT in a scratch copy; expect it to fail
 # with output matching REGEX, and patches/ unchanged by the stage.
 case_() {
 	local name=$1 regex=$2 script=$3 out rc
+	# HARNESS_CASES=REGEX runs only the cases whose names match.
+	[[ "$name" =~ ${HARNESS_CASES:-.} ]] || return 0
 	n=$((n + 1))
 	rm -rf "$upper"/*
 	mkdir -p "$upper"/{h,hw,w,ww}
@@ -55,6 +59,37 @@ case_() {
 first=$(series_list | grep -v '^0000-' | head -n1)
 second=$(series_list | grep -v '^0000-' | sed -n 2p)
 [ -n "$second" ] || die "the harness tests need a series of at least two patches"
+
+# deps on a machine where nothing is installed: stubs first in PATH report
+# no package and record what apt-get is asked for, so nothing touches the
+# network; the stub install fails, and every listed package and the pinned
+# kernel source must have been requested in one install.
+case_ "deps on a machine with nothing installed" "apt-get was asked for all [0-9]+ packages.*|FAILED: 'apt-get install" '
+	stage() {
+		local d=/tmp/deps-stub.$$ want
+		mkdir -p $d
+		printf "#!/bin/sh\nexit 1\n" >$d/dpkg-query
+		printf "#!/bin/sh\necho \"\$*\" >>$d/apt-get.args\n[ \"\$1\" = install ] && { echo \"E: harness stub: no network\"; exit 100; }\nexit 0\n" >$d/apt-get
+		printf "#!/bin/sh\n[ \"\$1 \$2\" = \"madison $KERNEL_SRC_PKG\" ] && echo \" \$2 | $KERNEL_SRC_VER | http://stub bookworm-security/main amd64 Packages\"\nexit 0\n" >$d/apt-cache
+		chmod +x $d/*
+		PATH=$d:$PATH scripts/deps.sh
+		rc=$?
+		want=$( { sed -e "s/#.*//" config/deps.list | awk "{ print \$1 }"; echo "$KERNEL_SRC_PKG=$KERNEL_SRC_VER"; } | sed "/^$/d")
+		[ "$(grep -c "^install " $d/apt-get.args)" = 1 ] || { echo "not one apt-get install"; return 0; }
+		for p in $want; do
+			grep "^install " $d/apt-get.args | tr " " "\n" | grep -qxF -- "$p" ||
+				{ echo "apt-get was not asked for $p"; return 0; }
+		done
+		echo "apt-get was asked for all $(echo $want | wc -w) packages"
+		return $rc
+	}'
+
+case_ "a crashing checkpatch helper" "its helper scripts/spdxcheck.py\) could not run: ImportError: harness" '
+	inject() {
+		mkdir -p /tmp/ply.$$/ply && : >/tmp/ply.$$/ply/__init__.py &&
+			echo "raise ImportError(\"harness: a crashing helper\")" >/tmp/ply.$$/ply/lex.py
+	}
+	stage() { PYTHONPATH=/tmp/ply.$$ scripts/hygiene.sh; }'
 
 case_ "a patch that does not apply" "patch $second does not apply" "
 	inject() { awk 'f == 0 && /^@@/ { h = 1 } h && /^ / && f == 0 { \$0 = \" broken\" substr(\$0, 2); f = 1 } 1' \

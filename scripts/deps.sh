@@ -1,48 +1,69 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Stage "deps": install what the harness needs from Debian, idempotently.
+# Stage "deps": install what the harness needs from Debian, in one apt-get
+# install, then check that every command it calls is there.
+#   deps.sh [LIST...]   config/deps.list, plus the lists given
 . "$(dirname "$0")/lib.sh"
 
-pkgs=(qemu-system-x86 busybox-static acpica-tools ccache build-essential flex bison bc
-	libelf-dev libssl-dev cpio xz-utils kmod python3 python3-ply python3-git
-	git perl util-linux)
+lists=("$HARNESS/config/deps.list" "$@")
+mapfile -t pkgs < <(list_file "${lists[@]}" | awk '{ print $1 }')
+mapfile -t cmds < <(list_file "${lists[@]}" | awk '{ for (i = 2; i <= NF; i++) print $i " " $1 }')
+
+installed() { dpkg-query -W -f '${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
 missing=()
 for p in "${pkgs[@]}"; do
-	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+	installed "$p" || missing+=("$p")
 done
 have_src=$(dpkg-query -W -f '${Version}' "$KERNEL_SRC_PKG" 2>/dev/null || true)
+installed "$KERNEL_SRC_PKG" || have_src=
 if [ -z "$have_src" ]; then
 	missing+=("$KERNEL_SRC_PKG")
 elif [ "$have_src" != "$KERNEL_SRC_VER" ]; then
 	warn "$KERNEL_SRC_PKG $have_src is installed, the series was made against $KERNEL_SRC_VER"
 fi
-if [ ${#missing[@]} = 0 ]; then
-	say "all dependencies present ($KERNEL_SRC_PKG ${have_src})"
-	exit 0
+
+if [ ${#missing[@]} != 0 ]; then
+	[ "$(id -u)" = 0 ] || die "missing packages (${missing[*]}) and not root: install them with apt-get"
+	export DEBIAN_FRONTEND=noninteractive
+	say "apt-get update"
+	run "$LOGS/deps-update.log" apt-get update -q
+	install=()
+	for p in "${missing[@]}"; do
+		if [ "$p" != "$KERNEL_SRC_PKG" ]; then
+			install+=("$p")
+			continue
+		fi
+		# The pinned kernel source, or the newest, loudly.
+		madison=$(apt-cache madison "$p" 2>/dev/null || true)
+		if grep -qF " $KERNEL_SRC_VER " <<<"$madison"; then
+			install+=("$p=$KERNEL_SRC_VER")
+			continue
+		fi
+		newest=$(awk 'NR == 1 { print $3 }' <<<"$madison")
+		if [ -z "$newest" ]; then
+			suites=$(apt-get indextargets --format '$(SITE) $(RELEASE)/$(COMPONENT)' \
+				'Created-By: Packages' 2>/dev/null | sort -u | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+			die "$p is not available from apt, which looked in: ${suites:-no suite at all}. $KERNEL_SRC_VER is in bookworm-security (http://deb.debian.org/debian-security), as on a standard Debian 12 install: add that suite to the apt sources"
+		fi
+		warn "**************************************************************"
+		warn "$p $KERNEL_SRC_VER is gone from apt: using $newest."
+		warn "The series was made against $KERNEL_SRC_VER and may not apply."
+		warn "**************************************************************"
+		install+=("$p=$newest")
+	done
+	say "apt-get install ${install[*]}"
+	run "$LOGS/deps-install.log" apt-get install -y -q --no-install-recommends "${install[@]}"
+	have_src=$(dpkg-query -W -f '${Version}' "$KERNEL_SRC_PKG")
 fi
 
-[ "$(id -u)" = 0 ] || die "missing packages (${missing[*]}) and not root: install them with apt-get"
-export DEBIAN_FRONTEND=noninteractive
-say "apt-get update"
-run "$LOGS/deps-update.log" apt-get update -q
-src=()
-for p in "${missing[@]}"; do
-	if [ "$p" = "$KERNEL_SRC_PKG" ]; then
-		if apt-cache madison "$p" | grep -qF " $KERNEL_SRC_VER "; then
-			src=("$p=$KERNEL_SRC_VER")
-		else
-			newest=$(apt-cache madison "$p" | awk 'NR == 1 { print $3 }')
-			[ -n "$newest" ] || die "$p is not available from apt"
-			warn "**************************************************************"
-			warn "$p $KERNEL_SRC_VER is gone from apt: using $newest."
-			warn "The series was made against $KERNEL_SRC_VER and may not apply."
-			warn "**************************************************************"
-			src=("$p=$newest")
-		fi
-	else
-		src+=("$p")
-	fi
+# Every command a stage calls, from the package that gives it.
+absent=()
+for c in "${cmds[@]}"; do
+	command -v "${c% *}" >/dev/null || absent+=("${c% *} (${c#* })")
 done
-say "apt-get install ${src[*]}"
-run "$LOGS/deps-install.log" apt-get install -y -q --no-install-recommends "${src[@]}"
-say "dependencies installed"
+[ ${#absent[@]} = 0 ] || die "command(s) missing after the install: ${absent[*]}"
+if [ ${#missing[@]} = 0 ]; then
+	say "all dependencies present ($KERNEL_SRC_PKG $have_src)"
+else
+	say "dependencies installed ($KERNEL_SRC_PKG $have_src)"
+fi

@@ -3,7 +3,8 @@
 # Export the commits base..HEAD of the kernel tree as a patch series.
 #   export-series.sh OUTDIR   write the series into OUTDIR (used by hygiene)
 #   export-series.sh          replace patches/ with it ("make series")
-# The cover letter keeps the subject, date and text of the stored one; its
+# The cover letter keeps the author, subject, date and text of the stored
+# one (so that the output does not depend on the git identity); its
 # shortlog and diffstat are regenerated.  Stable output: --zero-commit and
 # --no-signature, so an unchanged tree exports byte-identical files.
 . "$(dirname "$0")/lib.sh"
@@ -24,11 +25,15 @@ else
 		--no-signature -o "$tmp" base..HEAD ||
 		die "git format-patch failed"
 	if [ -f "$stored" ]; then
-		# Stored subject, date and blurb; generated shortlog and diffstat.
+		# Stored author, subject, date and blurb; generated shortlog and
+		# diffstat.
 		awk -v stored="$stored" '
 			BEGIN {
 				hdr = 1
 				while ((getline l < stored) > 0) {
+					if (hdr && l ~ /^From: /) { from = l; infrom = 1; continue }
+					if (hdr && infrom && l ~ /^[ \t]/) { from = from "\n" l; continue }
+					infrom = 0
 					if (hdr && l ~ /^Date: /) date = l
 					else if (hdr && l ~ /^Subject: /) { sub(/^Subject: \[[^]]*\] /, "", l); subj = l }
 					else if (hdr && l == "") hdr = 0
@@ -37,7 +42,10 @@ else
 				}
 				sub(/\n+$/, "\n", blurb)
 			}
+			skip && /^[ \t]/ { next }
+			{ skip = 0 }
 			/^Date: / && date != "" { print date; next }
+			/^From: / && from != "" { print from; skip = 1; next }
 			/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subj) }
 			/^\*\*\* BLURB HERE \*\*\*$/ { printf "%s", blurb; next }
 			{ print }' "$tmp/0000-cover-letter.patch" >"$tmp/cover" &&

@@ -41,17 +41,46 @@ say "round trip checked"
 # 3. checkpatch --strict: no error and no warning.  New files draw a
 # FILE_PATH_CHANGES warning; it is accepted only where get_maintainer.pl
 # shows that an existing MAINTAINERS entry covers every new file.
+# A checkpatch that cannot run all of its checks is a failure, not a pass:
+# it skips the SPDX check silently without python3, and spdxcheck.py
+# crashes without the modules it imports.  Debian's python3 has them
+# (python3-ply, python3-git).
+export PATH=/usr/bin:/bin:$PATH
+# tool_error TOOL OUTPUT STATUS: the cause, if TOOL crashed or could not
+# run (a traceback, a Perl error, a missing command, or an exit status that
+# is not 0 or 1), else nothing.
+tool_error() {
+	local helper cause
+	helper=$(grep -oE 'scripts/[A-Za-z0-9_]+\.(py|pl|sh)' <<<"$2" | grep -v "$1" | head -n1 || true)
+	cause=$(grep -E '^[A-Za-z.]*(Error|Exception): |Traceback \(most recent|Can.t locate |command not found|No such file or directory|at \./scripts/[a-z_]+\.pl line [0-9]+' <<<"$2" |
+		grep -v '^Traceback' | tail -n1 || true)
+	[ -z "$cause" ] && grep -q '^Traceback (most recent' <<<"$2" && cause="a Python traceback"
+	[ -n "$cause" ] || [ "$3" -le 1 ] || cause="exit status $3"
+	[ -n "$cause" ] || return 0
+	echo "$1${helper:+ (its helper $helper)} could not run: $cause"
+}
+py=$(python3 -c 'import ply, git' 2>&1 | tail -n1) ||
+	die "checkpatch.pl cannot run its SPDX check: python3 ($(command -v python3 || echo none)): ${py:-not found}"
 for p in $listed; do
 	[ "$p" = 0000-cover-letter.patch ] && continue
 	[ -f "$PATCHES/$p" ] || continue
-	# Debian's python3 has the modules spdxcheck.py needs (python3-ply, -git).
-	out=$(cd "$TREE" && PATH=/usr/bin:/bin:$PATH ./scripts/checkpatch.pl --strict --terse --no-summary \
-		--show-types "$PATCHES/$p" 2>&1) || true
+	rc=0
+	out=$(cd "$TREE" && ./scripts/checkpatch.pl --strict --terse --no-summary \
+		--show-types "$PATCHES/$p" 2>&1) || rc=$?
+	terr=$(tool_error checkpatch.pl "$out" "$rc")
+	if [ -n "$terr" ]; then
+		echo "$out" | tail -n 20 >&2
+		bad "$p: $terr"
+		continue
+	fi
 	if grep -q ':FILE_PATH_CHANGES:' <<<"$out"; then
 		for f in $(sed -n 's|^+++ b/||p' "$PATCHES/$p" | sort -u); do
 			grep -q "^new file mode" <<<"$(grep -A1 "^diff --git a/$f b/$f" "$PATCHES/$p")" || continue
-			m=$(cd "$TREE" && ./scripts/get_maintainer.pl --no-git --no-rolestats -f "$f" 2>/dev/null |
-				grep -vE 'linux-kernel@vger.kernel.org|torvalds@' | head -n1)
+			rc=0
+			m=$(cd "$TREE" && ./scripts/get_maintainer.pl --no-git --no-rolestats -f "$f" 2>&1) || rc=$?
+			terr=$(tool_error get_maintainer.pl "$m" "$rc")
+			[ -z "$terr" ] || { bad "$p: $terr"; continue; }
+			m=$(grep -vE 'linux-kernel@vger.kernel.org|torvalds@' <<<"$m" | head -n1 || true)
 			[ -n "$m" ] || bad "$p: new file $f is not covered by MAINTAINERS"
 		done
 		out=$(grep -v ':FILE_PATH_CHANGES:' <<<"$out" || true)

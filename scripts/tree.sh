@@ -28,6 +28,8 @@ if ! git -C "$TREE" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
 	(
 		cd "$TREE.tmp"
 		git init -q -b master
+		git config gc.auto 0
+		git config maintenance.auto false
 		# git am needs a committer; the patches keep their own authors.
 		git config user.name "$(git -C "$HARNESS" config user.name || echo harness)"
 		git config user.email "$(git -C "$HARNESS" config user.email || echo harness@localhost)"
@@ -38,6 +40,11 @@ if ! git -C "$TREE" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
 	) >"$LOGS/tree-base.log" 2>&1 || die "cannot commit the base tree" "$LOGS/tree-base.log"
 	mv "$TREE.tmp" "$TREE"
 fi
+
+# No automatic gc: a background repack of the whole tree would outlive the
+# stage and take the cores that the build needs.
+git -C "$TREE" config gc.auto 0
+git -C "$TREE" config maintenance.auto false
 
 head=$(git -C "$TREE" rev-parse HEAD)
 if [ -f "$stamp_file" ]; then
