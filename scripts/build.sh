@@ -8,6 +8,7 @@
 BUILD=${BUILD:-$WORK/build-vm}
 FRAGMENT=${FRAGMENT:-$HARNESS/config/vm.config}
 SELFTESTS_OUT=${SELFTESTS_OUT:-$WORK/build-selftests}
+GUEST_OUT=${GUEST_OUT:-$WORK/build-guest}
 mk() { make -C "$TREE" O="$BUILD" -j"$JOBS" "${KMAKE_ARGS[@]}" "$@"; }
 
 [ -f "$TREE/Makefile" ] || die "no kernel tree at $TREE (run 'make tree')"
@@ -91,3 +92,13 @@ run "$LOGS/build-selftests.log" make -C "$TREE/tools/testing/selftests/kvm" \
 	-j"$JOBS" OUTPUT="$SELFTESTS_OUT" KHDR_INCLUDES="-isystem $BUILD/usr/include" \
 	EXTRA_CFLAGS=-static $targets
 say "built $(echo "$tests" | wc -w) selftest(s)"
+
+# The guest's own tools (the cross-CPU wakeup latency probe), static.
+mkdir -p "$GUEST_OUT"
+run "$LOGS/build-guest.log" gcc -O2 -Wall -Wextra -Werror -static \
+	-o "$GUEST_OUT/pingpong" "$HARNESS/scripts/guest/pingpong.c"
+
+# The Bochs backend's emulator, cached under work/bochs.
+if [[ " ${BACKENDS:-qemu bochs} " == *" bochs "* ]]; then
+	"$HARNESS/scripts/bochs.sh" build
+fi

@@ -123,20 +123,34 @@ if [ -f "$TREE/arch/x86/kvm/halt_poll.c" ]; then
 		stage() { scripts/kunit.sh; }"
 fi
 
-case_ "a failing selftest" "1 test\(s\) failed in the VM" "
-	stage() { HARNESS_INJECT=fail scripts/vm.sh check; }"
+case_ "a failing selftest" "1 test\(s\) failed in the qemu VM" "
+	stage() { HARNESS_INJECT=fail BACKENDS=qemu scripts/vm.sh check; }"
 
-case_ "a guest panic" "the guest kernel reported: .*(panic|sysrq)" "
-	stage() { HARNESS_INJECT=panic scripts/vm.sh check; }"
+case_ "a guest panic" "the qemu guest kernel reported: .*(panic|sysrq)" "
+	stage() { HARNESS_INJECT=panic BACKENDS=qemu scripts/vm.sh check; }"
 
 case_ "a shell error in the guest's script" "the guest's check script stopped with status 2" "
-	stage() { HARNESS_INJECT=error scripts/vm.sh check; }"
+	stage() { HARNESS_INJECT=error BACKENDS=qemu scripts/vm.sh check; }"
 
-case_ "a guest that hangs" "the guest hung" "
-	stage() { HARNESS_INJECT=hang VM_TIMEOUT=60 scripts/vm.sh check; }"
+case_ "a guest that hangs" "the qemu guest hung" "
+	stage() { HARNESS_INJECT=hang VM_TIMEOUT=60 BACKENDS=qemu scripts/vm.sh check; }"
 
 case_ "a missing qemu" "qemu-system-x86_64-missing not found" "
 	stage() { QEMU=qemu-system-x86_64-missing scripts/vm.sh check; }"
+
+case_ "a missing Bochs" "Bochs not found at /nonexistent/bochs" "
+	stage() { BOCHS=/nonexistent/bochs BACKENDS=bochs scripts/vm.sh check; }"
+
+bochs_first=$(list_file "$HARNESS/bochs/series" | head -n1)
+case_ "a Bochs patch that does not apply" "Bochs patch $bochs_first does not apply" "
+	inject() { sed -i '0,/^-[^-]/s/^-\([^-]\)/-harness-broken \1/' bochs/$bochs_first; }
+	stage() { scripts/bochs.sh build; }"
+
+case_ "a guest that hangs under Bochs" "the bochs guest hung" "
+	stage() { HARNESS_INJECT=hang VM_TIMEOUT=120 BACKENDS=bochs scripts/vm.sh check; }"
+
+case_ "a skipped check on the Bochs backend" "skipped on bochs: .*harness_injected_skip" "
+	stage() { HARNESS_INJECT=skip BACKENDS=bochs scripts/vm.sh check; }"
 
 case_ "no test at all" "no test ran" "
 	stage() { rm -f work/results/*.count; scripts/summary.sh; }"

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cross-CPU wakeup latency, as a pipe ping-pong between two processes pinned
+ * to two CPUs: each round trip is two wakeups of a task whose CPU went idle
+ * in between.  Prints the percentiles of the round-trip time, in ns of
+ * CLOCK_MONOTONIC (emulated time under Bochs).
+ *
+ *   pingpong [ROUNDS [CPU_A CPU_B]]
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WARMUP	100
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		perror("sched_setaffinity");
+		exit(2);
+	}
+}
+
+static void xfer(int rfd, int wfd, int first)
+{
+	char c = 0;
+
+	if (first && write(wfd, &c, 1) != 1)
+		exit(2);
+	if (read(rfd, &c, 1) != 1)
+		exit(2);
+	if (!first && write(wfd, &c, 1) != 1)
+		exit(2);
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 1000;
+	int cpu_a = argc > 3 ? atoi(argv[2]) : 0;
+	int cpu_b = argc > 3 ? atoi(argv[3]) : 1;
+	int ab[2], ba[2], i, status;
+	long long *rtt, t;
+	pid_t pid;
+
+	if (rounds < 1 || pipe(ab) || pipe(ba)) {
+		fprintf(stderr, "usage: pingpong [ROUNDS [CPU_A CPU_B]]\n");
+		return 2;
+	}
+	rtt = calloc(rounds, sizeof(*rtt));
+	if (!rtt)
+		return 2;
+
+	pid = fork();
+	if (pid < 0)
+		return 2;
+	if (!pid) {
+		pin(cpu_b);
+		for (i = 0; i < WARMUP + rounds; i++)
+			xfer(ab[0], ba[1], 0);
+		return 0;
+	}
+	pin(cpu_a);
+	for (i = 0; i < WARMUP + rounds; i++) {
+		t = now_ns();
+		xfer(ba[0], ab[1], 1);
+		if (i >= WARMUP)
+			rtt[i - WARMUP] = now_ns() - t;
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		return 2;
+
+	qsort(rtt, rounds, sizeof(*rtt), cmp);
+	printf("pingpong: %d round trips, CPU %d <-> CPU %d, ns: p50 %lld p90 %lld p99 %lld max %lld\n",
+	       rounds, cpu_a, cpu_b, rtt[rounds / 2], rtt[rounds * 90 / 100],
+	       rtt[rounds * 99 / 100], rtt[rounds - 1]);
+	return 0;
+}
