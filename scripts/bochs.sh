@@ -71,8 +71,9 @@ check_sha() {
 # Debian (BOCHS_MIRROR overrides it).
 fetch() {
 	local dl=$BX/dl apt=$BX/apt
-	if check_sha "$dl/$BOCHS_ORIG" "$BOCHS_ORIG_SHA256" &&
-		check_sha "$dl/$BOCHS_DEBIAN" "$BOCHS_DEBIAN_SHA256"; then
+	# Only the upstream tarball is built from (none of Debian's patches is
+	# applied), and it is the same for every Debian revision of 3.0.
+	if check_sha "$dl/$BOCHS_ORIG" "$BOCHS_ORIG_SHA256"; then
 		return 0
 	fi
 	# shellcheck disable=SC2016 # apt's own $(FIELD) syntax
@@ -88,10 +89,15 @@ fetch() {
 	run "$LOGS/bochs-apt-update.log" apt-get "${aptopts[@]}" update
 	# The .dsc may be missing from the mirror (404): apt-get then fails
 	# after it has fetched the tarballs, which is all we need.
+	# If trixie has moved on to a later revision of 3.0, that revision
+	# brings the same upstream tarball, checked by its sha256 below.
 	(cd "$dl" && apt-get "${aptopts[@]}" source --download-only "$BOCHS_SRC_PKG=$BOCHS_VER") \
 		>"$LOGS/bochs-fetch.log" 2>&1 || true
+	[ -f "$dl/$BOCHS_ORIG" ] ||
+		(cd "$dl" && apt-get "${aptopts[@]}" source --download-only "$BOCHS_SRC_PKG") \
+			>>"$LOGS/bochs-fetch.log" 2>&1 || true
 	local f sha
-	for f in "$BOCHS_ORIG:$BOCHS_ORIG_SHA256" "$BOCHS_DEBIAN:$BOCHS_DEBIAN_SHA256"; do
+	for f in "$BOCHS_ORIG:$BOCHS_ORIG_SHA256"; do
 		sha=${f#*:} f=${f%%:*}
 		if [ ! -f "$dl/$f" ] && command -v curl >/dev/null; then
 			curl -fsS -o "$dl/$f" "$mirror/pool/main/b/$BOCHS_SRC_PKG/$f" >>"$LOGS/bochs-fetch.log" 2>&1 ||
@@ -227,6 +233,9 @@ boot() {
 	local st=0 resets
 	timeout -k 10 "$tmo" "$BX_BIN" -q -f "$bxrc" </dev/null >"${log%.log}-stdout.log" 2>&1 &
 	local pid=$!
+	# Whatever ends this script (a die, a signal) ends Bochs too.
+	BX_PID=$pid
+	trap 'kill "${BX_PID:-}" 2>/dev/null || true' EXIT
 	while kill -0 "$pid" 2>/dev/null; do
 		resets=$(grep -c 'bx_pc_system_c::Reset(' "$log" 2>/dev/null || true)
 		if [ "${resets:-0}" -ge 2 ]; then

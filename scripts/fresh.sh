@@ -56,7 +56,7 @@ mkdir -p "$root/root/.cache/ccache"
 log=$LOGS/fresh-check.log
 say "make check in the fresh root (output: $log; ccache: $ccache_dir)"
 set +e
-unshare --mount --pid --fork --propagation private bash -c '
+unshare --kill-child --mount --pid --fork --propagation private bash -c '
 	set -e
 	root=$1 ccache=$2 harness=$3
 	mount -t proc proc "$root/proc"

@@ -108,7 +108,7 @@ boot() {
 			: >"$out"
 			"${cmd[@]}" </dev/null >"$LOGS/vm-bochs-$bmode.log" 2>&1 &
 			local pid=$!
-			tail -n +1 -f --pid=$pid "$out" | tr -d '\r' | grep --line-buffered -v '^HARNESS-DONE' || true
+			tail -n +1 -f --pid=$pid "$out" | stdbuf -oL tr -d '\r' | grep --line-buffered -v '^HARNESS-DONE' || true
 			wait $pid || rc=$?
 		else
 			"${cmd[@]}" </dev/null >"$LOGS/vm-bochs-$bmode.log" 2>&1 || rc=$?
