@@ -99,6 +99,6 @@ run "$LOGS/build-guest.log" gcc -O2 -Wall -Wextra -Werror -static \
 	-o "$GUEST_OUT/pingpong" "$HARNESS/scripts/guest/pingpong.c"
 
 # The Bochs backend's emulator, cached under work/bochs.
-if [[ " ${BACKENDS:-qemu bochs} " == *" bochs "* ]]; then
+if [[ " $BACKENDS " == *" bochs "* ]]; then
 	"$HARNESS/scripts/bochs.sh" build
 fi

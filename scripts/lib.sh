@@ -13,6 +13,8 @@ JOBS=${JOBS:-$(($(nproc) + 1))}
 KERNEL_SRC_PKG=${KERNEL_SRC_PKG:-linux-source-6.12}
 KERNEL_SRC_VER=${KERNEL_SRC_VER:-6.12.117-1~deb12u1}
 BOCHS=${BOCHS:-$WORK/bochs/bin/bochs}
+# The VM backends, in order (scripts/vm.sh): QEMU and Bochs.
+BACKENDS=${BACKENDS:-qemu bochs}
 
 mkdir -p "$WORK" "$RESULTS" "$LOGS"
 
