@@ -86,7 +86,9 @@ fi
 say "building KVM selftests (static)"
 run "$LOGS/build-headers.log" mk headers_install INSTALL_HDR_PATH="$BUILD/usr"
 mkdir -p "$SELFTESTS_OUT"
-tests=$(list_file "${SELFTESTS_LIST:-$HARNESS/config/selftests.list}" "$HARNESS/config/demo.list" | awk '{print $1}' | sort -u)
+tests=$(list_file "${SELFTESTS_LIST:-$HARNESS/config/selftests.list}" \
+	"${SELFTESTS_LIST_BOCHS:-$HARNESS/config/selftests-bochs.list}" "$HARNESS/config/demo.list" |
+	awk '{print $1}' | sort -u)
 targets=$(for t in $tests; do echo "$SELFTESTS_OUT/$t"; done)
 run "$LOGS/build-selftests.log" make -C "$TREE/tools/testing/selftests/kvm" \
 	-j"$JOBS" OUTPUT="$SELFTESTS_OUT" KHDR_INCLUDES="-isystem $BUILD/usr/include" \

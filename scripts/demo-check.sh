@@ -3,7 +3,8 @@
 # Stage "demo": run "make run" on each backend and check that it shows what
 # it promises.  QEMU (no WAITPKG): the knobs, a refused write, halt-poll
 # stats that moved, and POLL in use.  Bochs (WAITPKG): both knobs taken,
-# TPAUSE stats that moved, and the POLL wakeup latency at knob 0 and 20000.
+# wait stats that moved, the halt-poll wakeup latency at knob 0 and 20000
+# within bounds, and the POLL wakeup latency at knob 0 and 20000.
 . "$(dirname "$0")/lib.sh"
 
 st=0
@@ -28,12 +29,14 @@ for b in $BACKENDS; do
 		check "a refused write" 'write error: (Operation not supported|Invalid argument|Numerical result out of range)'
 		check "a guest that ran" '^  halt_exits +[0-9]+ +[0-9]+ +[1-9][0-9]*$'
 		check "halt polling in the stats" '^  halt_attempted_poll +[0-9]+ +[0-9]+ +[1-9][0-9]*$'
-		check "the TPAUSE stats" '^  halt_poll_tpause +[0-9]+ +[0-9]+ +[0-9]+$'
+		check "the wait stats" '^  halt_poll_tpause +[0-9]+ +[0-9]+ +[0-9]+$'
+		check "the wakeup latency at 0" '^  ipi +0 +[0-9]+ +[0-9]+ +[0-9]+$'
 	else
-		check "WAITPKG in the guest" '^WAITPKG \(TPAUSE/UMWAIT\): yes$'
-		check "halt_poll_tpause_ns taken at load" '^=> Each poll iteration TPAUSEs for up to 20000 ns\.$'
+		check "WAITPKG in the guest" '^WAITPKG \(UMONITOR/UMWAIT\): yes$'
+		check "halt_poll_tpause_ns taken at load" '^=> Each poll iteration waits for up to 20000 ns, with UMWAIT on$'
 		check "bad input refused" 'write error: (Invalid argument|Numerical result out of range)'
-		check "TPAUSE stats that moved" '^  halt_poll_tpause +0 +[1-9][0-9]*$'
+		check "wait stats that moved" '^  halt_poll_tpause +0 +[1-9][0-9]*$'
+		check "the wakeup latency at 20000, within bounds" '^=> At 20000, the wakeup.s store ends the UMWAIT'
 		check "cpuidle.poll_umwait_ns taken" '^=> poll_idle\(\) waited in UMWAIT on the thread flags, up to 20000 ns'
 		check "the POLL wakeup latency at 0" '^  0 +[0-9]+ +[0-9]+ +[0-9]+$'
 		check "the POLL wakeup latency at 20000" '^  20000 +[0-9]+ +[0-9]+ +[0-9]+$'
