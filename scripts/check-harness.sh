@@ -117,7 +117,7 @@ case_ "a build error" "FAILED: 'mk bzImage modules' failed" "
 	stage() { scripts/build.sh; }"
 
 if [ -f "$TREE/arch/x86/kvm/halt_poll.c" ]; then
-	case_ "a failing KUnit case (TPAUSE ignores the time left)" "KUnit case\(s\) failed" "
+	case_ "a failing KUnit case (the wait ignores the time left)" "KUnit case\(s\) failed" "
 		inject() { sed -i 's/min(slice_ns, remaining_ns)/slice_ns/' work/linux/arch/x86/kvm/halt_poll.c &&
 			grep -q 'mul_u64_u32_div(slice_ns,' work/linux/arch/x86/kvm/halt_poll.c; }
 		stage() { scripts/kunit.sh; }"
