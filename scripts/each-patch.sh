@@ -12,6 +12,9 @@ W1=${W1:-$WORK/build-w1}
 	die "$TREE has uncommitted changes"
 branch=$(git -C "$TREE" symbolic-ref -q --short HEAD) || die "$TREE is not on a branch"
 trap 'git -C "$TREE" checkout -q "$branch"' EXIT
+# What the whole series touches: built for a patch that changes only headers
+# (no C file of its own yet), since those directories include them.
+all_dirs=$(touched_dirs "$branch")
 
 n=0
 for c in $(git -C "$TREE" rev-list --reverse base..HEAD); do
@@ -19,6 +22,10 @@ for c in $(git -C "$TREE" rev-list --reverse base..HEAD); do
 	subject=$(git -C "$TREE" log -1 --format=%s "$c")
 	git -C "$TREE" checkout -q --detach "$c"
 	dirs=$(touched_dirs "$c")
+	if [ -z "$dirs" ] && git -C "$TREE" diff --name-only "$c~1" "$c" |
+		grep -qvE '^(tools|Documentation)/'; then
+		dirs=$all_dirs
+	fi
 	log=$LOGS/each-$n.log
 	: >"$log"
 	if [ -n "$dirs" ]; then

@@ -43,6 +43,10 @@ die() {
 	exit 1
 }
 
+# A command that fails outside any check (set -e) still names itself: the
+# stage fails with its cause, not silently.
+trap 'die "unexpected error (status $?) at ${BASH_SOURCE[0]##*/}:$LINENO: $BASH_COMMAND"' ERR
+
 # run LOG CMD...: run CMD with its output in LOG; fail the stage on error.
 run() {
 	local log=$1
@@ -67,7 +71,7 @@ series_list() {
 # targets ("arch/x86/kvm/ ..."); virt/kvm is built as part of arch/x86/kvm.
 touched_dirs() {
 	git -C "$TREE" diff --name-only base "$1" -- '*.c' |
-		grep -vE '^(tools|Documentation)/' | xargs -r -n1 dirname |
+		{ grep -vE '^(tools|Documentation)/' || true; } | xargs -r -n1 dirname |
 		sed 's|^virt/kvm$|arch/x86/kvm|' | sort -u | sed 's|$|/|' | tr '\n' ' '
 }
 
