@@ -21,8 +21,17 @@ stored=$PATCHES/0000-cover-letter.patch
 if [ "$(git -C "$TREE" rev-list --count base..HEAD)" = 0 ]; then
 	[ -f "$stored" ] && cp "$stored" "$tmp/"
 else
+	# RFC until there are numbers from WAITPKG hardware; To/Cc from
+	# config/recipients.
+	rcpt=()
+	while IFS= read -r l; do
+		case $l in
+		"To: "*) rcpt+=(--to="${l#To: }") ;;
+		"Cc: "*) rcpt+=(--cc="${l#Cc: }") ;;
+		esac
+	done <"$HARNESS/config/recipients"
 	git -C "$TREE" -c core.abbrev=12 format-patch -q --cover-letter --zero-commit \
-		--no-signature -o "$tmp" base..HEAD ||
+		--no-signature --subject-prefix="RFC PATCH v2" "${rcpt[@]}" -o "$tmp" base..HEAD ||
 		die "git format-patch failed"
 	if [ -f "$stored" ]; then
 		# Stored author, subject, date and blurb; generated shortlog and

@@ -81,14 +81,14 @@ fi
 
 # boot BACKEND MODE TAP [QEMU ARGS...]: boot the guest in harness.mode MODE,
 # with its results in TAP; a hang, an emulator error, an oops or missing
-# results fail.  cpuidle.poll_umwait_ns=20000: a guest without WAITPKG must
-# refuse it, one with WAITPKG must take it.
+# results fail.  cpuidle.poll_wait_ns=20000: a guest without WAITPKG must
+# take it as 0 with one log line, one with WAITPKG must take it.
 boot() {
 	local backend=$1 bmode=$2 out=$3 rc=0
 	shift 3
 	local console=$LOGS/vm-$backend-$bmode-console.log
 	local append="console=ttyS0,115200 loglevel=5 panic=-1 oops=panic harness.mode=$bmode"
-	append+=" harness.backend=$backend cpuidle.poll_umwait_ns=20000"
+	append+=" harness.backend=$backend cpuidle.poll_wait_ns=20000"
 	[ -z "${HARNESS_INJECT:-}" ] || append+=" harness.inject=$HARNESS_INJECT"
 	local cmd
 	rm -f "$console" "$out"
