@@ -43,7 +43,7 @@ DISK_CHS=(130 16 63)
 # kvm_intel.enable_apicv=0: with APICv, L2 guests die taking interrupts.
 BOCHS_APPEND="clearcpuid=amx_tile no5lvl kvm_intel.enable_apicv=0"
 
-BX=$WORK/bochs
+BX=$BOCHS_DIR
 BX_BIN=$BX/bin/bochs
 BX_PATCHES=$HARNESS/bochs
 

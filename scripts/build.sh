@@ -86,7 +86,7 @@ fi
 say "building KVM selftests (static)"
 run "$LOGS/build-headers.log" mk headers_install INSTALL_HDR_PATH="$BUILD/usr"
 mkdir -p "$SELFTESTS_OUT"
-tests=$(list_file "${SELFTESTS_LIST:-$HARNESS/config/selftests.list}" \
+tests=$(kvm_selftests "${SELFTESTS_LIST:-$HARNESS/config/selftests.list}" \
 	"${SELFTESTS_LIST_BOCHS:-$HARNESS/config/selftests-bochs.list}" "$HARNESS/config/demo.list" |
 	awk '{print $1}' | sort -u)
 targets=$(for t in $tests; do echo "$SELFTESTS_OUT/$t"; done)

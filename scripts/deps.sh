@@ -14,12 +14,45 @@ missing=()
 for p in "${pkgs[@]}"; do
 	installed "$p" || missing+=("$p")
 done
-have_src=$(dpkg-query -W -f '${Version}' "$KERNEL_SRC_PKG" 2>/dev/null || true)
-installed "$KERNEL_SRC_PKG" || have_src=
-if [ -z "$have_src" ]; then
-	missing+=("$KERNEL_SRC_PKG")
-elif [ "$have_src" != "$KERNEL_SRC_VER" ]; then
-	warn "$KERNEL_SRC_PKG $have_src is installed, the series was made against $KERNEL_SRC_VER"
+# fetch_src: a kernel source from another suite (KBASE=7.2): its .deb,
+# downloaded with a private apt configuration (the system's apt sources are
+# left alone), checked against its pinned hash and unpacked under $WORK/src.
+fetch_src() {
+	local apt=$WORK/apt dl=$WORK/dl deb=${KERNEL_SRC_PKG}_${KERNEL_SRC_VER}_all.deb mirror
+	[ -f "$KERNEL_TARBALL" ] && return 0
+	if [ ! -f "$dl/$deb" ] || [ "$(sha256sum <"$dl/$deb" | cut -d' ' -f1)" != "$KERNEL_SRC_SHA256" ]; then
+		# shellcheck disable=SC2016 # apt's own $(FIELD) syntax
+		mirror=${KERNEL_SRC_MIRROR:-$(apt-get indextargets --format '$(SITE) $(RELEASE)' \
+			'Created-By: Packages' 2>/dev/null | awk '$2 !~ /-/ { print $1; exit }')}
+		[ -n "$mirror" ] || die "no Debian mirror in the apt sources to fetch $KERNEL_SRC_PKG from (set KERNEL_SRC_MIRROR)"
+		rm -rf "$apt" "$dl"
+		mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$dl"
+		echo "deb $mirror $KERNEL_SRC_SUITE main" >"$apt/sources.list"
+		local aptopts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+			-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Sandbox::User=root)
+		say "fetching $KERNEL_SRC_PKG $KERNEL_SRC_VER from $KERNEL_SRC_SUITE ($mirror)"
+		run "$LOGS/deps-src-update.log" apt-get "${aptopts[@]}" update
+		(cd "$dl" && apt-get "${aptopts[@]}" download "$KERNEL_SRC_PKG=$KERNEL_SRC_VER") \
+			>"$LOGS/deps-src-fetch.log" 2>&1 ||
+			die "could not download $KERNEL_SRC_PKG $KERNEL_SRC_VER from $KERNEL_SRC_SUITE" "$LOGS/deps-src-fetch.log"
+		[ "$(sha256sum <"$dl/$deb" | cut -d' ' -f1)" = "$KERNEL_SRC_SHA256" ] ||
+			die "$deb: sha256 $(sha256sum <"$dl/$deb" | cut -d' ' -f1), expected $KERNEL_SRC_SHA256"
+	fi
+	rm -rf "$WORK/src"
+	run "$LOGS/deps-src-unpack.log" dpkg-deb -x "$dl/$deb" "$WORK/src"
+	[ -f "$KERNEL_TARBALL" ] || die "$deb has no $KERNEL_TARBALL"
+}
+
+if [ -n "${KERNEL_SRC_SUITE:-}" ]; then
+	have_src=$KERNEL_SRC_VER	# fetched below, pinned by its hash
+else
+	have_src=$(dpkg-query -W -f '${Version}' "$KERNEL_SRC_PKG" 2>/dev/null || true)
+	installed "$KERNEL_SRC_PKG" || have_src=
+	if [ -z "$have_src" ]; then
+		missing+=("$KERNEL_SRC_PKG")
+	elif [ "$have_src" != "$KERNEL_SRC_VER" ]; then
+		warn "$KERNEL_SRC_PKG $have_src is installed, the series was made against $KERNEL_SRC_VER"
+	fi
 fi
 
 if [ ${#missing[@]} != 0 ]; then
@@ -55,6 +88,8 @@ if [ ${#missing[@]} != 0 ]; then
 	run "$LOGS/deps-install.log" apt-get install -y -q --no-install-recommends "${install[@]}"
 	have_src=$(dpkg-query -W -f '${Version}' "$KERNEL_SRC_PKG")
 fi
+
+[ -z "${KERNEL_SRC_SUITE:-}" ] || fetch_src
 
 # Every command a stage calls, from the package that gives it.
 absent=()

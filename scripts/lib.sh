@@ -5,14 +5,42 @@ set -euo pipefail
 
 HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=${WORK:-$HARNESS/work}
+# The kernel base.  6.12, the default: Debian 12's linux-source-6.12 and the
+# series in patches/.  7.2: Debian sid's linux-source-7.2, which deps.sh
+# fetches with a private apt configuration, and the series in patches-7.2/
+# (the upstream posting), with a work directory of its own, work/7.2.
+KBASE=${KBASE:-6.12}
+case $KBASE in
+6.12)
+	KERNEL_SRC_PKG=${KERNEL_SRC_PKG:-linux-source-6.12}
+	KERNEL_SRC_VER=${KERNEL_SRC_VER:-6.12.117-1~deb12u1}
+	;;
+7.2)
+	[ "${WORK##*/}" = 7.2 ] || WORK=$WORK/7.2
+	PATCHES=${PATCHES:-$HARNESS/patches-7.2}
+	KERNEL_SRC_PKG=linux-source-7.2
+	KERNEL_SRC_VER=7.2.13-1
+	# Fetched from this suite, checked against this hash, unpacked here.
+	KERNEL_SRC_SUITE=sid
+	KERNEL_SRC_SHA256=30a8c5fc63f9028a62e6d7b3f7f43bee67425dbce2a05fceba83f9b87c92083d
+	KERNEL_TARBALL=${KERNEL_TARBALL:-$WORK/src/usr/src/linux-source-7.2.tar.xz}
+	# One Bochs for both bases.
+	BOCHS_DIR=${BOCHS_DIR:-${WORK%/7.2}/bochs}
+	;;
+*)
+	echo "KBASE=$KBASE: the kernel base is 6.12 or 7.2" >&2
+	exit 1
+	;;
+esac
+export KBASE WORK
 PATCHES=${PATCHES:-$HARNESS/patches}
 TREE=${TREE:-$WORK/linux}
 RESULTS=${RESULTS:-$WORK/results}
 LOGS=${LOGS:-$WORK/logs}
 JOBS=${JOBS:-$(($(nproc) + 1))}
-KERNEL_SRC_PKG=${KERNEL_SRC_PKG:-linux-source-6.12}
-KERNEL_SRC_VER=${KERNEL_SRC_VER:-6.12.117-1~deb12u1}
-BOCHS=${BOCHS:-$WORK/bochs/bin/bochs}
+BOCHS_DIR=${BOCHS_DIR:-$WORK/bochs}
+export BOCHS_DIR
+BOCHS=${BOCHS:-$BOCHS_DIR/bin/bochs}
 # The VM backends, in order (scripts/vm.sh): QEMU and Bochs.
 BACKENDS=${BACKENDS:-qemu bochs}
 
@@ -65,6 +93,16 @@ list_file() {
 # The patches listed in series, in order.
 series_list() {
 	list_file "$PATCHES/series"
+}
+
+# kvm_selftests FILE...: the selftests named in list files, with the x86
+# directory as the tree has it (x86_64/ in 6.12, x86/ since 6.14).
+kvm_selftests() {
+	if [ -d "$TREE/tools/testing/selftests/kvm/x86_64" ]; then
+		list_file "$@"
+	else
+		list_file "$@" | sed 's|^x86_64/|x86/|'
+	fi
 }
 
 # The kernel directories whose C files the series changes up to REV, as make

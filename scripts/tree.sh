@@ -35,7 +35,7 @@ if ! git -C "$TREE" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
 		git config user.email "$(git -C "$HARNESS" config user.email || echo harness@localhost)"
 		git add -A
 		GIT_AUTHOR_DATE='2000-01-01T00:00:00Z' GIT_COMMITTER_DATE='2000-01-01T00:00:00Z' \
-			git commit -q -m "$(basename "$tarball" .tar.xz) $(dpkg-query -W -f '${Version}' "$KERNEL_SRC_PKG" 2>/dev/null || echo unknown)"
+			git commit -q -m "$(basename "$tarball" .tar.xz) $(dpkg-query -W -f '${Version}' "$KERNEL_SRC_PKG" 2>/dev/null || echo "$KERNEL_SRC_VER")"
 		git tag base
 	) >"$LOGS/tree-base.log" 2>&1 || die "cannot commit the base tree" "$LOGS/tree-base.log"
 	mv "$TREE.tmp" "$TREE"

@@ -51,13 +51,15 @@ initramfs() {
 	cp "$HARNESS/scripts/guest/demo" "$root/harness/demo"
 	[ -x "$GUEST_OUT/pingpong" ] || die "$GUEST_OUT/pingpong was not built (run 'make build')"
 	cp "$GUEST_OUT/pingpong" "$root/harness/pingpong"
-	list_file "$list" >"$root/harness/tests"
+	kvm_selftests "$list" >"$root/harness/tests"
 	# The tests to run, and the demo's workloads.
 	while read -r t _; do
 		[ -x "$SELFTESTS_OUT/$t" ] || die "selftest $t was not built (run 'make build')"
 		mkdir -p "$root/selftests/$(dirname "$t")"
 		cp "$SELFTESTS_OUT/$t" "$root/selftests/$t"
-	done < <(cat "$root/harness/tests"; list_file "$HARNESS/config/demo.list")
+	done < <(cat "$root/harness/tests"; kvm_selftests "$HARNESS/config/demo.list")
+	# The demo names the x86 tests by their 6.12 directory.
+	[ -e "$root/selftests/x86_64" ] || ln -s x86 "$root/selftests/x86_64"
 	initrd=$WORK/initramfs-$1.cpio.gz
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd"
 	say "initramfs for $1: $(du -h "$initrd" | cut -f1), $(wc -l <"$root/harness/tests") selftest(s) from $(basename "$list")"
