@@ -65,6 +65,11 @@ w1() {
 	run "$log-config.log" "${mkw[@]}" olddefconfig
 	grep -q '^CONFIG_KVM_WERROR=y' "$dir/.config" ||
 		die "CONFIG_KVM_WERROR=y did not survive olddefconfig for $arch"
+	local t
+	for t in $tests; do
+		[ "$t" = -e ] || grep -q "^CONFIG_$t=y" "$dir/.config" ||
+			die "CONFIG_$t=y did not survive olddefconfig for $arch: the W=1 build would skip the test"
+	done
 	run "$log.log" "${mkw[@]}" -j"$JOBS" W=1 $dirs
 	if grep -E 'warning:' "$log.log" >&2; then
 		die "W=1 warnings ($arch) in code the series touches" "$log.log"
@@ -72,9 +77,10 @@ w1() {
 }
 dirs=$(touched_dirs HEAD)
 if [ -n "$dirs" ]; then
-	# and, as modules, the KUnit tests the series adds
+	# and the KUnit tests the series adds, built in (the KVM one is a bool,
+	# linked into kvm.ko)
 	tests=$(git -C "$TREE" diff base HEAD -- '*Kconfig*' |
-		sed -n 's/^+config \(.*_KUNIT_TEST\)$/-m \1/p')
+		sed -n 's/^+config \(.*_KUNIT_TEST\)$/-e \1/p')
 	say "W=1 CONFIG_KVM_WERROR=y build of $dirs"
 	w1 "${W1:-$WORK/build-w1}" x86
 	say "the same for i386"
