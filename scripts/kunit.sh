@@ -45,10 +45,34 @@ args+=(--kconfig_add=CONFIG_DEBUG_KERNEL=y --kconfig_add=CONFIG_DEBUG_ENTRY=y)
 [ ${#KMAKE_ARGS[@]} = 0 ] || args+=(--make_options="${KMAKE_ARGS[0]}")
 # 7.2's kunit.py asks QEMU for "-accel kvm" before TCG.  On a host without
 # VMX or SVM whose /dev/kvm still opens, that guest never prints a line; as
-# vm.sh does, use TCG there: hide /dev/kvm in a mount namespace of its own.
+# vm.sh does, use TCG there: kunit.py finds, first in PATH, a QEMU that drops
+# "-accel kvm" (no mount namespace: check-fresh runs this in a chroot).
 runner=()
-if [ -e /dev/kvm ] && ! grep -qwE 'vmx|svm' /proc/cpuinfo; then
-	runner=(unshare -m sh -c 'mount --bind /dev/null /dev/kvm && exec "$@"' sh)
+if ! grep -qwE 'vmx|svm' /proc/cpuinfo; then
+	tcg=$WORK/kunit-qemu-tcg
+	mkdir -p "$tcg"
+	for q in qemu-system-x86_64 qemu-system-i386; do
+		real=$(command -v "$q") || continue
+		cat >"$tcg/$q" <<-EOF
+		#!/bin/sh
+		# $q without "-accel kvm" (scripts/kunit.sh).
+		skip=0
+		for a; do
+			shift
+			if [ \$skip = 1 ]; then
+				skip=0
+				[ "\$a" = kvm ] || set -- "\$@" -accel "\$a"
+			elif [ "\$a" = -accel ]; then
+				skip=1
+			else
+				set -- "\$@" "\$a"
+			fi
+		done
+		exec $real "\$@"
+		EOF
+		chmod +x "$tcg/$q"
+	done
+	runner=(env PATH="$tcg:$PATH")
 fi
 
 # x86_64, and i386 too: the series' x86 code is built for both, and i386
