@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # Stage "build": configure the VM kernel from config/vm.config, build it,
 # build what the series touches with KVM_WERROR=y W=1, and build the KVM
-# selftests statically.  "build.sh config" stops after the config check.
+# selftests statically.  "build.sh config" stops after the config check,
+# "build.sh kernel" after the kernel and its modules; "build.sh selftests"
+# builds only the selftests, against the headers of the configured BUILD.  FRAGMENT may name
+# several fragments, merged in order (the debug kernel: vm.config, then
+# debug.config, in work/build-debug).
 . "$(dirname "$0")/lib.sh"
 
 BUILD=${BUILD:-$WORK/build-vm}
@@ -13,15 +17,20 @@ mk() { make -C "$TREE" O="$BUILD" -j"$JOBS" "${KMAKE_ARGS[@]}" "$@"; }
 
 [ -f "$TREE/Makefile" ] || die "no kernel tree at $TREE (run 'make tree')"
 mkdir -p "$BUILD"
+mode=${1:-all}
+if [ "$mode" != selftests ]; then
 
 # Configure: tinyconfig plus the fragment, then check every option survived.
-say "configuring from $(basename "$FRAGMENT")"
-cfg_log=$LOGS/build-config.log
+say "configuring $(basename "$BUILD") from $(for f in $FRAGMENT; do basename "$f"; done | tr '\n' ' ')"
+# The logs of the build directory: build-vm-config.log, build-vm-kernel.log...
+blog=$LOGS/$(basename "$BUILD")
+cfg_log=$blog-config.log
 (
 	cd "$TREE"
 	KCONFIG_CONFIG=$BUILD/.config.new make O="$BUILD" "${KMAKE_ARGS[@]}" tinyconfig &&
+		# shellcheck disable=SC2086 # FRAGMENT is a list
 		KCONFIG_CONFIG=$BUILD/.config.new scripts/kconfig/merge_config.sh \
-			-m -O "$BUILD" "$BUILD/.config.new" "$FRAGMENT" &&
+			-m -O "$BUILD" "$BUILD/.config.new" $FRAGMENT &&
 		make O="$BUILD" "${KMAKE_ARGS[@]}" KCONFIG_CONFIG=$BUILD/.config.new olddefconfig
 ) >"$cfg_log" 2>&1 || die "configuring the kernel failed" "$cfg_log"
 missing=0
@@ -31,25 +40,27 @@ while IFS= read -r opt; do
 		echo "  $opt requested, got: $(grep -E "^$name=|^# $name is not set" "$BUILD/.config.new" || echo "absent")" >&2
 		missing=$((missing + 1))
 	fi
-done < <(grep -E '^CONFIG_[A-Za-z0-9_]+=' "$FRAGMENT")
-[ "$missing" = 0 ] || die "$missing option(s) of $(basename "$FRAGMENT") did not survive olddefconfig"
+done < <(cat $FRAGMENT | grep -E '^CONFIG_[A-Za-z0-9_]+=')
+[ "$missing" = 0 ] || die "$missing option(s) of $FRAGMENT did not survive olddefconfig"
 # Only replace .config when it changed, so that an unchanged rerun is a no-op.
 if ! cmp -s "$BUILD/.config.new" "$BUILD/.config"; then
 	mv "$BUILD/.config.new" "$BUILD/.config"
 else
 	rm -f "$BUILD/.config.new"
 fi
-[ "${1:-}" = config ] && exit 0
+[ "$mode" = config ] && exit 0
 
 say "building bzImage and modules (-j$JOBS)"
-run "$LOGS/build-kernel.log" mk bzImage modules
+run "$blog-kernel.log" mk bzImage modules
 rm -rf "$BUILD/modroot"
-run "$LOGS/build-modules-install.log" mk INSTALL_MOD_PATH="$BUILD/modroot" INSTALL_MOD_STRIP=1 modules_install
+run "$blog-modules-install.log" mk INSTALL_MOD_PATH="$BUILD/modroot" INSTALL_MOD_STRIP=1 modules_install
+[ "$mode" = kernel ] && exit 0
 
 # Everything the series touches, built with W=1 and CONFIG_KVM_WERROR=y (and
 # the KUnit tests), in build directories of their own so that the extra
-# flags do not churn the VM kernel's objects.  The same config is also built
-# for i386, where 64-bit arithmetic on unsigned long or a u64 division shows.
+# flags do not churn the VM kernel's objects (check-each reuses it).  The
+# same config is also built for i386, where 64-bit arithmetic on unsigned
+# long or a u64 division shows (the build matrix links and boots i386).
 # w1 DIR ARCH: that build in DIR for ARCH, of $dirs with $tests enabled;
 # any warning fails the stage.
 w1() {
@@ -88,6 +99,7 @@ if [ -n "$dirs" ]; then
 else
 	say "the series touches no kernel C code yet: no W=1 build"
 fi
+fi # mode != selftests
 
 say "building KVM selftests (static)"
 run "$LOGS/build-headers.log" mk headers_install INSTALL_HDR_PATH="$BUILD/usr"

@@ -152,6 +152,35 @@ case_ "a guest that hangs under Bochs" "the bochs guest hung" "
 case_ "a skipped check on the Bochs backend" "skipped on bochs: .*harness_injected_skip" "
 	stage() { HARNESS_INJECT=skip BACKENDS=bochs scripts/vm.sh check; }"
 
+# The build matrix: an option that cannot be had, and a build error that
+# only one configuration (KVM=y without vendor modules: no KVM_X86) hits,
+# of the two built; each must fail naming its entry, and only that one.
+case_ "a matrix option that cannot be had" "FAILED: 1 matrix configuration\(s\) failed: harness-bogus" "
+	stage() {
+		printf 'harness-bogus x86_64 KVM_NO_SUCH_OPTION=y\\n' >/tmp/matrix.\$\$.list
+		out=\$(MATRIX_LIST=/tmp/matrix.\$\$.list scripts/matrix.sh 2>&1)
+		rc=\$?
+		echo \"\$out\"
+		grep -q 'CONFIG_KVM_NO_SUCH_OPTION=y requested, got n' <<<\"\$out\" || { echo 'not the injected cause'; return 0; }
+		return \$rc
+	}"
+
+case_ "a build error in one matrix configuration" "FAILED: 1 matrix configuration\(s\) failed: kvm-novendor " "
+	inject() { printf '#if !IS_ENABLED(CONFIG_KVM_X86)\\n#error harness: broken without KVM_X86\\n#endif\\n' >>work/linux/drivers/cpuidle/poll_state.c; }
+	stage() {
+		out=\$(MATRIX='^(kvm-novendor|kvm-y)\$' scripts/matrix.sh 2>&1)
+		rc=\$?
+		echo \"\$out\"
+		grep -q 'error: #error harness: broken without KVM_X86' <<<\"\$out\" || { echo 'not the injected cause'; return 0; }
+		return \$rc
+	}"
+
+# A splat: a real WARNING (LKDTM, harness.inject=splat) on the console of
+# a VM run fails it, naming the splat; "make check-debug" relies on the
+# same check of every boot (scripts/vm.sh) for lockdep, KASAN, UBSAN...
+case_ "a splat on the guest's console" "the qemu guest kernel reported: .*WARNING: CPU: .*lkdtm" "
+	stage() { HARNESS_INJECT=splat VM_MODES=cpuidle BACKENDS=qemu scripts/vm.sh check; }"
+
 case_ "no test at all" "no test ran" "
 	stage() { rm -f work/results/*.count; scripts/summary.sh; }"
 

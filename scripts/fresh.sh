@@ -7,7 +7,8 @@
 # step before it is the README's prerequisite, "apt-get install make".
 #   FRESH_CCACHE_DIR=DIR  the ccache the root uses (default: the host's)
 #   FRESH_ADOPT=1         on success, move the root's kernel tree, build
-#                         directories and Bochs into this work/ for the
+#                         directories (the matrix's, which KUnit used,
+#                         among them) and Bochs into this work/ for the
 #                         stages that follow on the host (CI)
 STAGE=fresh
 . "$(dirname "$0")/lib.sh"
@@ -84,9 +85,9 @@ grep -qE '^[0-9]+ passed, 0 failed' <<<"$line" || die "make check in the fresh r
 cp "$root$HARNESS/work/results/"*.count "$RESULTS/"
 if [ "${FRESH_ADOPT:-0}" = 1 ]; then
 	[ "$WORK" = "$HARNESS/work" ] || die "FRESH_ADOPT needs the default WORK"
-	rm -rf "$TREE" "$WORK"/build-* "$WORK/bochs"
+	rm -rf "$TREE" "$WORK"/build-* "$WORK"/matrix-* "$WORK/bochs"
 	mv "$root$TREE" "$TREE"
-	for b in "$root$WORK"/build-* "$root$WORK/bochs"; do
+	for b in "$root$WORK"/build-* "$root$WORK"/matrix-* "$root$WORK/bochs"; do
 		[ ! -e "$b" ] || mv "$b" "$WORK/"
 	done
 	say "adopted the root's tree, build directories and Bochs"

@@ -118,9 +118,13 @@ record() {
 	echo "$2 $3 $4" >"$RESULTS/$1.count"
 }
 
-# Kernel make arguments: ccache when it is installed.
+# Kernel make arguments: ccache when it is installed.  The base directory
+# is all of $WORK, tree and build directories alike, so that builds of one
+# tree in different build directories (the VM kernel, the matrix, the debug
+# kernel) share the cache wherever a file preprocesses the same.  Five
+# kernels per base do not fit ccache's default 5 GB.
 KMAKE_ARGS=()
 if command -v ccache >/dev/null; then
-	export CCACHE_BASEDIR=$TREE CCACHE_NOHASHDIR=1
+	export CCACHE_BASEDIR=$WORK CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G}
 	KMAKE_ARGS=("CC=ccache gcc")
 fi

@@ -6,7 +6,8 @@
 tp=0 tf=0 ts=0
 echo
 printf '%-10s %7s %7s %8s\n' suite passed failed skipped
-for f in "$RESULTS"/*.count; do
+# SUMMARY_GLOB picks the suites (default all, "*").
+for f in "$RESULTS"/${SUMMARY_GLOB:-*}.count; do
 	[ -e "$f" ] || continue
 	read -r p fl s <"$f"
 	printf '%-10s %7s %7s %8s\n' "$(basename "$f" .count)" "$p" "$fl" "$s"

@@ -4,14 +4,21 @@
 # boot the VM kernel on each backend and collect the results.
 #   vm.sh check   run the backend's selftest list, then the cpuidle checks
 #                 in a second boot; TAP on the second serial port
+#   vm.sh load    knob writes under load (scripts/guest/load), one boot
 #   vm.sh run     the demo of "make run", shown as it happens
+# VM_MODES picks the boots of "check" (default "check cpuidle"),
+# GUEST_TIMEOUT the time each selftest gets in the guest (default 120 s),
+# VM_APPEND more kernel command line.
+# VM_SUITE names the results (default "vm": vm-qemu, vm-bochs), so that
+# another kernel's run (BUILD=..., "make check-debug") keeps its own.
 # BACKENDS picks the backends, in order (default "qemu bochs"):
 #   qemu   QEMU TCG -cpu max (nested SVM), or KVM where the host has VMX/SVM:
 #          no WAITPKG, so every knob must refuse
 #   bochs  Bochs 3.0, Sapphire Rapids model (WAITPKG, VMX), emulated time:
 #          every WAITPKG path runs, and a skipped check is a failure
 # A failure before the backends' own suites counts under "vm".
-SUITE=vm
+VM_SUITE=${VM_SUITE:-vm}
+SUITE=$VM_SUITE
 . "$(dirname "$0")/lib.sh"
 
 mode=${1:-check}
@@ -48,7 +55,7 @@ initramfs() {
 	ln -s busybox "$root/bin/sh"
 	cp -a "$BUILD/modroot/lib" "$root/lib"
 	cp "$HARNESS/scripts/guest/init" "$root/init"
-	cp "$HARNESS/scripts/guest/demo" "$root/harness/demo"
+	cp "$HARNESS/scripts/guest/demo" "$HARNESS/scripts/guest/load" "$root/harness/"
 	[ -x "$GUEST_OUT/pingpong" ] || die "$GUEST_OUT/pingpong was not built (run 'make build')"
 	cp "$GUEST_OUT/pingpong" "$root/harness/pingpong"
 	kvm_selftests "$list" >"$root/harness/tests"
@@ -88,10 +95,13 @@ fi
 boot() {
 	local backend=$1 bmode=$2 out=$3 rc=0
 	shift 3
-	local console=$LOGS/vm-$backend-$bmode-console.log
+	local console=$LOGS/$VM_SUITE-$backend-$bmode-console.log
 	local append="console=ttyS0,115200 loglevel=5 panic=-1 oops=panic harness.mode=$bmode"
 	append+=" harness.backend=$backend cpuidle.poll_wait_ns=20000"
 	[ -z "${HARNESS_INJECT:-}" ] || append+=" harness.inject=$HARNESS_INJECT"
+	[ -z "${LOAD_S:-}" ] || append+=" harness.load_s=$LOAD_S"
+	[ -z "${GUEST_TIMEOUT:-}" ] || append+=" harness.timeout=$GUEST_TIMEOUT"
+	[ -z "${VM_APPEND:-}" ] || append+=" $VM_APPEND"
 	local cmd
 	rm -f "$console" "$out"
 	if [ "$backend" = qemu ]; then
@@ -109,20 +119,23 @@ boot() {
 		cmd=("$HARNESS/scripts/bochs.sh" boot "$kernel" "$initrd" "$append" "$console" "$out" "$VM_TIMEOUT")
 		if [ "$bmode" = run ]; then
 			: >"$out"
-			"${cmd[@]}" </dev/null >"$LOGS/vm-bochs-$bmode.log" 2>&1 &
+			"${cmd[@]}" </dev/null >"$LOGS/$VM_SUITE-bochs-$bmode.log" 2>&1 &
 			local pid=$!
 			tail -n +1 -f --pid=$pid "$out" | stdbuf -oL tr -d '\r' | grep --line-buffered -v '^HARNESS-DONE' || true
 			wait $pid || rc=$?
 		else
-			"${cmd[@]}" </dev/null >"$LOGS/vm-bochs-$bmode.log" 2>&1 || rc=$?
+			"${cmd[@]}" </dev/null >"$LOGS/$VM_SUITE-bochs-$bmode.log" 2>&1 || rc=$?
 		fi
 	fi
 	[ "$rc" != 124 ] && [ "$rc" != 137 ] || die "the $backend guest hung: no poweroff within ${VM_TIMEOUT}s" "$console"
 	[ "$rc" = 0 ] || die "$backend exited with status $rc" "$console"
 	sed -i 's/\r$//' "$out" "$console"
 
+	# Any splat fails the boot: panics and oopses, WARN()s and lockdep's
+	# reports ("WARNING: possible ..."), KASAN, KFENCE and "sleeping
+	# function called" ("BUG: ..."), UBSAN, RCU stalls and hung tasks.
 	local oops
-	oops=$(grep -E 'Kernel panic|Oops|BUG:|WARNING: CPU|general protection fault|Call Trace' "$console" || true)
+	oops=$(grep -E 'Kernel panic|Oops|BUG:|WARNING:|UBSAN:|INFO: (task .* blocked|rcu_.* stall|possible|inconsistent|suspicious|trying to register)|rcu: INFO:|general protection fault|Call Trace' "$console" || true)
 	[ -z "$oops" ] || die "the $backend guest kernel reported: $(head -n1 <<<"$oops")" "$console"
 	local err
 	err=$(grep -m1 '^HARNESS-ERROR: ' "$out" || true)
@@ -142,22 +155,27 @@ if [ "$mode" = run ]; then
 	exit 0
 fi
 
+# The boots of "check" mode, and the one of "load" mode.
+modes=${VM_MODES:-check cpuidle}
+[ "$mode" != load ] || modes=load
 for b in $BACKENDS; do
-	SUITE=vm-$b
+	SUITE=$VM_SUITE-$b
+	[ "$mode" != load ] || SUITE=$VM_SUITE-load-$b
 	rm -f "$RESULTS/$SUITE.count"
 	initramfs "$b"
 	tap=$RESULTS/$SUITE.tap
 	# The selftests run on the default idle loop, and the cpuidle checks get
 	# a boot of their own: on QEMU with the _CST table, since polling on
 	# every idle CPU slows nested guests under TCG for seconds after it ends.
-	if [ "$b" = qemu ]; then
-		boot qemu check "$RESULTS/$SUITE-check.tap"
-		boot qemu cpuidle "$RESULTS/$SUITE-cpuidle.tap" -acpitable file="$cst"
-	else
-		boot bochs check "$RESULTS/$SUITE-check.tap"
-		boot bochs cpuidle "$RESULTS/$SUITE-cpuidle.tap"
-	fi
-	cat "$RESULTS/$SUITE-check.tap" "$RESULTS/$SUITE-cpuidle.tap" >"$tap"
+	: >"$tap"
+	for m in $modes; do
+		if [ "$b" = qemu ] && [ "$m" != check ]; then
+			boot qemu "$m" "$RESULTS/$SUITE-$m.tap" -acpitable file="$cst"
+		else
+			boot "$b" "$m" "$RESULTS/$SUITE-$m.tap"
+		fi
+		cat "$RESULTS/$SUITE-$m.tap" >>"$tap"
+	done
 
 	# Count the subtests of a selftest that reports its own TAP ("# ok N
 	# ..."), else the selftest as one test; a selftest that fails without a

@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Stage "wide": upstream KVM selftests beyond the curated lists
+# (config/selftests-wide.list), each run on the base kernel (the tree at tag
+# base, in a git worktree) and on the series, with the same binaries (the
+# series changes no upstream test).  A test that passes on the base must
+# pass with the series; the table of both sides goes to
+# work/results/wide.md.
+#   WIDE_BACKENDS  the backends (default qemu)
+SUITE=wide
+. "$(dirname "$0")/lib.sh"
+
+LIST=$HARNESS/config/selftests-wide.list
+# (lib.sh keeps a 7.2 work directory's name ending in 7.2.)
+BASE_WORK=$WORK/base
+[ "$KBASE" = 6.12 ] || BASE_WORK=$WORK/base/7.2
+BASE_TREE=$BASE_WORK/linux
+OUT=$WORK/build-selftests-wide
+[ -f "$WORK/build-vm/arch/x86/boot/bzImage" ] || die "no VM kernel of the series (run 'make build')"
+
+# The base tree: a worktree at tag base, with its VM kernel built as the
+# series' is (same relative layout, so that ccache serves both).
+# (Kept while it is the tree's base; made anew after "make tree" remade it.)
+want=$(git -C "$TREE" rev-parse base)
+if [ "$(git -C "$BASE_TREE" rev-parse HEAD 2>/dev/null)" != "$want" ]; then
+	rm -rf "$BASE_TREE"
+	git -C "$TREE" worktree prune
+	run "$LOGS/wide-worktree.log" git -C "$TREE" worktree add --detach "$BASE_TREE" base
+fi
+say "building the base kernel in $BASE_WORK"
+WORK=$BASE_WORK TREE=$BASE_TREE BUILD=$BASE_WORK/build-vm STAGE=wide-base \
+	"$HARNESS/scripts/build.sh" kernel || die "the base kernel did not build (logs: $BASE_WORK/logs)"
+
+say "building the wide selftests"
+# vm.sh packs the demo's workloads too.
+tests=$(kvm_selftests "$LIST" "$HARNESS/config/demo.list" | awk '{ print $1 }' | sort -u)
+mkdir -p "$OUT"
+run "$LOGS/wide-selftests.log" make -C "$TREE/tools/testing/selftests/kvm" -j"$JOBS" OUTPUT="$OUT" \
+	KHDR_INCLUDES="-isystem $WORK/build-vm/usr/include" EXTRA_CFLAGS=-static \
+	$(for t in $tests; do echo "$OUT/$t"; done)
+
+# The two runs: the same list and binaries, the base kernel, then the series.
+for side in base series; do
+	build=$WORK/build-vm
+	[ $side = series ] || build=$BASE_WORK/build-vm
+	for b in ${WIDE_BACKENDS:-qemu}; do
+		say "$side kernel on $b"
+		BUILD=$build BACKENDS=$b VM_SUITE=wide-$side VM_MODES=check SELFTESTS_LIST=$LIST \
+			SELFTESTS_LIST_BOCHS=$LIST SELFTESTS_OUT=$OUT GUEST_TIMEOUT=240 VM_TIMEOUT=3600 \
+			"$HARNESS/scripts/vm.sh" check >"$LOGS/wide-$side-$b.log" 2>&1 ||
+			grep -q 'test(s) failed in the' "$LOGS/wide-$side-$b.log" ||
+			die "the $side kernel's run on $b did not complete" "$LOGS/wide-$side-$b.log"
+	done
+done
+
+# status TAP TEST: pass, skip, fail or "-" for TEST in a TAP file.
+status() {
+	awk -v t="$2" '
+		/^(not )?ok [0-9]+ / {
+			name = $0; sub(/^(not )?ok [0-9]+ /, "", name); sub(/ #.*/, "", name)
+			if (name != t) next
+			if (/^not ok/) s = "fail"; else if (/# SKIP/) s = "skip"; else s = "pass"
+		}
+		END { print s ? s : "-" }' "$1"
+}
+pass=0 fail=0 skip=0
+md=$RESULTS/wide.md
+for b in ${WIDE_BACKENDS:-qemu}; do
+	{
+		echo "| test ($b) | base | series |"
+		echo "| --- | --- | --- |"
+	} >"$md.$b"
+	while read -r t _; do
+		sb=$(status "$RESULTS/wide-base-$b-check.tap" "$t")
+		ss=$(status "$RESULTS/wide-series-$b-check.tap" "$t")
+		echo "| $t | $sb | $ss |" >>"$md.$b"
+		if [ "$sb" = pass ] && [ "$ss" != pass ]; then
+			echo "not ok $t on $b: passes on the base, $ss with the series"
+			fail=$((fail + 1))
+		elif [ "$ss" = "-" ]; then
+			echo "not ok $t on $b: no result with the series"
+			fail=$((fail + 1))
+		elif [ "$ss" = pass ]; then
+			pass=$((pass + 1))
+		else
+			echo "# $t on $b: $ss with the series, $sb on the base"
+			skip=$((skip + 1))
+		fi
+	done < <(kvm_selftests "$LIST")
+	cat "$md.$b"
+done
+cat "$md".* >"$md"
+rm -f "$md".*
+# Only the comparison counts: a test that fails on both sides is no
+# regression, so the two sides' own counts go.
+mkdir -p "$RESULTS/wide"
+mv "$RESULTS"/wide-base-*.count "$RESULTS"/wide-series-*.count "$RESULTS/wide/" 2>/dev/null || true
+record wide "$pass" "$fail" "$skip"
+[ "$fail" = 0 ] || die "$fail regression(s) against the base kernel"
+say "wide: $pass pass on both sides or only with the series, $skip skip or fail on both, no regression"
