@@ -61,7 +61,6 @@ check-harness: build
 # builds of each configuration, as the kernel test robot would.
 check-matrix: tree
 	@$(S)/deps.sh config/deps-matrix.list
-	@rm -f $(WORK)/results/matrix.count
 	@$(S)/matrix.sh
 
 # The debug kernel (config/vm.config + config/debug.config: lockdep, KASAN,
@@ -78,20 +77,19 @@ debug-kernel: build
 		$(S)/build.sh kernel
 
 check-debug: debug-kernel
-	@rm -f $(WORK)/results/debug-*.count
+	@rm -f $(WORK)/results/debug*.count
 	@st=0; for b in $(DEBUG_BACKENDS); do \
 		VM_SUITE=debug VM_APPEND="$(DEBUG_APPEND)" BUILD=$(WORK)/build-debug BACKENDS=$$b \
 			SELFTESTS_LIST=$(CURDIR)/config/selftests-debug.list \
 			SELFTESTS_LIST_BOCHS=$(CURDIR)/config/selftests-debug.list $(S)/vm.sh check || st=1; \
 		VM_SUITE=debug VM_APPEND="$(DEBUG_APPEND)" BUILD=$(WORK)/build-debug BACKENDS=$$b \
 			$(S)/vm.sh load || st=1; \
-		done; SUMMARY_GLOB='debug-*' $(S)/summary.sh && exit $$st
+		done; SUMMARY_GLOB='debug*' $(S)/summary.sh && exit $$st
 
 # Upstream KVM selftests beyond the curated lists (config/selftests-wide.list)
 # on the base kernel and on the series: no test that passes on the base may
 # fail with the series.
 check-wide: build
-	@rm -f $(WORK)/results/wide.count
 	@$(S)/wide.sh
 
 # The README on a fresh system: "make check" in a fresh Debian 12 root.
@@ -102,9 +100,9 @@ check-fresh:
 
 # The other base, Linux 7.2 (patches-7.2/, the upstream posting), as CI runs
 # it: tree, hygiene, KUnit on x86_64 and i386 (two entries of the build
-# matrix), the whole build matrix, and, with CHECK72_VM=1 (the default), the
+# matrix), the build matrix (all of it, or the entries MATRIX picks), and, with CHECK72_VM=1 (the default), the
 # VM kernel and one QEMU VM run of the selftests and checks; with
-# CHECK72_VM=0 (CI, for its time) the selftests are only built.  Its counts
+# CHECK72_VM=0 the selftests are only built, against the KUnit kernel.  Its counts
 # are also copied into work/results as 7.2-*, for the summary of the primary
 # base.  "KBASE=7.2 make check" runs all of make check on 7.2 instead.
 CHECK72_VM ?= 1
@@ -118,7 +116,7 @@ check-7.2:
 		if [ "$(CHECK72_VM)" = 1 ]; then \
 			KBASE=7.2 BACKENDS=qemu $(S)/build.sh && KBASE=7.2 BACKENDS=qemu $(S)/vm.sh check || st=1; \
 		else \
-			KBASE=7.2 BACKENDS=qemu BUILD=$(WORK)/7.2/matrix-x86_64 $(S)/build.sh selftests || \
+			KBASE=7.2 BACKENDS=qemu BUILD=$(WORK)/7.2/matrix-kvm-y $(S)/build.sh selftests || \
 				{ st=1; echo "0 1 0" >$(WORK)/7.2/results/selftests-build.count; }; \
 		fi; \
 		KBASE=7.2 $(S)/deps.sh config/deps-matrix.list && KBASE=7.2 $(S)/matrix.sh || st=1; \

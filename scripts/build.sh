@@ -25,10 +25,10 @@ say "configuring $(basename "$BUILD") from $(for f in $FRAGMENT; do basename "$f
 # The logs of the build directory: build-vm-config.log, build-vm-kernel.log...
 blog=$LOGS/$(basename "$BUILD")
 cfg_log=$blog-config.log
+# shellcheck disable=SC2086 # FRAGMENT is a list
 (
 	cd "$TREE"
 	KCONFIG_CONFIG=$BUILD/.config.new make O="$BUILD" "${KMAKE_ARGS[@]}" tinyconfig &&
-		# shellcheck disable=SC2086 # FRAGMENT is a list
 		KCONFIG_CONFIG=$BUILD/.config.new scripts/kconfig/merge_config.sh \
 			-m -O "$BUILD" "$BUILD/.config.new" $FRAGMENT &&
 		make O="$BUILD" "${KMAKE_ARGS[@]}" KCONFIG_CONFIG=$BUILD/.config.new olddefconfig

@@ -152,16 +152,18 @@ case_ "a guest that hangs under Bochs" "the bochs guest hung" "
 case_ "a skipped check on the Bochs backend" "skipped on bochs: .*harness_injected_skip" "
 	stage() { HARNESS_INJECT=skip BACKENDS=bochs scripts/vm.sh check; }"
 
-# The build matrix: an option that cannot be had, and a build error that
-# only one configuration (KVM=y without vendor modules: no KVM_X86) hits,
-# of the two built; each must fail naming its entry, and only that one.
-case_ "a matrix option that cannot be had" "FAILED: 1 matrix configuration\(s\) failed: harness-bogus" "
+# The build matrix: an option that does not exist (a misspelt "=n" would
+# check nothing), an option that cannot be had, and a build error that only
+# one configuration (KVM=y without vendor modules: no KVM_X86) hits, of the
+# two built; each must fail naming its entry, and only that one.
+case_ "matrix options that do not exist or cannot be had" "FAILED: 2 matrix configuration\(s\) failed: harness-nosuch harness-unmet" "
 	stage() {
-		printf 'harness-bogus x86_64 KVM_NO_SUCH_OPTION=y\\n' >/tmp/matrix.\$\$.list
+		printf 'harness-nosuch x86_64 KVM_NO_SUCH_OPTION=n\\nharness-unmet x86_64 KVM=n KVM_INTEL=y\\n' >/tmp/matrix.\$\$.list
 		out=\$(MATRIX_LIST=/tmp/matrix.\$\$.list scripts/matrix.sh 2>&1)
 		rc=\$?
 		echo \"\$out\"
-		grep -q 'CONFIG_KVM_NO_SUCH_OPTION=y requested, got n' <<<\"\$out\" || { echo 'not the injected cause'; return 0; }
+		grep -q 'CONFIG_KVM_NO_SUCH_OPTION: no such Kconfig symbol' <<<\"\$out\" &&
+			grep -q 'CONFIG_KVM_INTEL=y requested, got n' <<<\"\$out\" || { echo 'not the injected causes'; return 0; }
 		return \$rc
 	}"
 
@@ -171,7 +173,8 @@ case_ "a build error in one matrix configuration" "FAILED: 1 matrix configuratio
 		out=\$(MATRIX='^(kvm-novendor|kvm-y)\$' scripts/matrix.sh 2>&1)
 		rc=\$?
 		echo \"\$out\"
-		grep -q 'error: #error harness: broken without KVM_X86' <<<\"\$out\" || { echo 'not the injected cause'; return 0; }
+		grep -q 'error: #error harness: broken without KVM_X86' \"\$WORK/logs/matrix-kvm-novendor.log\" ||
+			{ echo 'not the injected cause'; return 0; }
 		return \$rc
 	}"
 

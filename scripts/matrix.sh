@@ -19,6 +19,11 @@ COMMON=$HARNESS/config/matrix.config
 mapfile -t touched < <(git -C "$TREE" diff --name-only base HEAD | grep -vE '^(tools|Documentation)/')
 [ ${#touched[@]} != 0 ] || die "the series touches no kernel file: nothing to build"
 
+rm -f "$RESULTS/$SUITE.count"
+# Every Kconfig symbol of the tree, for the check that each option asked
+# for exists (a misspelt "=n" would otherwise check nothing).
+symbols=$(git -C "$TREE" grep -hE '^[[:space:]]*(menu)?config [A-Za-z0-9_]+' -- '*Kconfig*' |
+	awk '{ print $2 }' | sort -u)
 pass=0 fail=0
 failed=()
 # entry NAME ARCH OPTIONS...: configure, verify and build one entry.
@@ -57,6 +62,11 @@ entry() {
 		"$COMMON" "$frag" | awk '{ v[$1] = $2; if (!($1 in o)) { o[$1] = ++n; k[n] = $1 } }
 			END { for (i = 1; i <= n; i++) print k[i], v[k[i]] }')
 	while read -r name_ val; do
+		if ! grep -qxF -- "$name_" <<<"$symbols"; then
+			echo "CONFIG_$name_: no such Kconfig symbol in the tree" | tee -a "$log" >&2
+			bad=$((bad + 1))
+			continue
+		fi
 		got=$(sed -n "s/^CONFIG_$name_=\(.*\)/\1/p" "$dir/.config.new")
 		[ -n "$got" ] || got=n
 		if [ "$got" != "$val" ]; then
@@ -69,17 +79,27 @@ entry() {
 	rm -f "$dir/.config.new"
 	# The series' C files are compiled anew for every entry (ccache replays
 	# their warnings), so that each entry reports its own.
+	# So are the objects that include a header of the series (from their
+	# kbuild .cmd files), so that a rebuilt entry reports a header's
+	# warnings as a fresh one does.
 	for f in "${touched[@]}"; do
-		[[ "$f" != *.c ]] || rm -f "$dir/${f%.c}.o"
+		case $f in
+		*.c) rm -f "$dir/${f%.c}.o" ;;
+		*.h) grep -rlF --include='.*.o.cmd' -- "/$f" "$dir" 2>/dev/null |
+			sed 's|/\.\([^/]*\)\.cmd$|/\1|' | xargs -r rm -f ;;
+		esac
 	done
 	local image=()
 	[ "$arch" = arm64 ] || image=(bzImage)
 	"${mk[@]}" -j"$JOBS" W=1 vmlinux "${image[@]}" modules >>"$log" 2>&1 ||
 		{ echo "the build failed" >>"$log"; return 1; }
 	# W=1 warnings in the series' files (the rest of the tree is not ours).
-	local f w=0
+	local f o w=0
+	# Compiler and kernel-doc warnings name the source file, objtool's the
+	# object.
 	for f in "${touched[@]}"; do
-		if grep -E "(^|/)$f:[0-9]+:([0-9]+:)? warning:" "$log" >&2; then
+		o=${f%.c}.o
+		if grep -E "(^|/)(${f//./\\.}:[0-9]+:([0-9]+:)? warning:|${o//./\\.}: warning: objtool:)" "$log" >&2; then
 			w=$((w + 1))
 		fi
 	done
@@ -100,7 +120,9 @@ while read -r name arch opts; do
 		failed+=("$name")
 		printf '[%-8s %5s] FAILED: matrix %s (%s): %s\n' "$STAGE" "$(elapsed)" "$name" "$arch" \
 			"$(tail -n1 "$LOGS/matrix-$name.log")" >&2
-		grep -E 'error:|warning:|undefined|requested' "$LOGS/matrix-$name.log" | head -n 20 >&2 || true
+		# The errors first: the rest of the tree has W=1 warnings of its own.
+		{ grep -E 'error:|undefined|requested|no such' "$LOGS/matrix-$name.log" | head -n 20
+			grep -E 'warning:' "$LOGS/matrix-$name.log" | head -n 10; } >&2 || true
 	fi
 done < <(list_file "$LIST")
 record "$SUITE" "$pass" "$fail" 0

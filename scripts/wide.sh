@@ -10,6 +10,7 @@
 SUITE=wide
 . "$(dirname "$0")/lib.sh"
 
+rm -f "$RESULTS/$SUITE.count" "$RESULTS"/wide-base-*.count "$RESULTS"/wide-series-*.count
 LIST=$HARNESS/config/selftests-wide.list
 # (lib.sh keeps a 7.2 work directory's name ending in 7.2.)
 BASE_WORK=$WORK/base
@@ -77,6 +78,9 @@ for b in ${WIDE_BACKENDS:-qemu}; do
 		if [ "$sb" = pass ] && [ "$ss" != pass ]; then
 			echo "not ok $t on $b: passes on the base, $ss with the series"
 			fail=$((fail + 1))
+		elif [ "$ss" = fail ] && [ "$sb" != fail ]; then
+			echo "not ok $t on $b: fails with the series, $sb on the base"
+			fail=$((fail + 1))
 		elif [ "$ss" = "-" ]; then
 			echo "not ok $t on $b: no result with the series"
 			fail=$((fail + 1))
@@ -87,6 +91,14 @@ for b in ${WIDE_BACKENDS:-qemu}; do
 			skip=$((skip + 1))
 		fi
 	done < <(kvm_selftests "$LIST")
+	# The harness's own checks of that boot (the VM's CPU, the modules and
+	# their parameters) must pass with the series: only the list's tests
+	# are compared.
+	while IFS= read -r l; do
+		echo "$l (the harness's own check, with the series on $b)"
+		fail=$((fail + 1))
+	done < <(grep '^not ok ' "$RESULTS/wide-series-$b-check.tap" |
+		grep -vFf <(kvm_selftests "$LIST" | awk '{ print " " $1 }') || true)
 	cat "$md.$b"
 done
 cat "$md".* >"$md"
