@@ -87,7 +87,7 @@ check-debug: debug-kernel
 	@st=0; for b in $(DEBUG_BACKENDS); do \
 		VM_SUITE=debug VM_APPEND="$(DEBUG_APPEND)" BUILD=$(WORK)/build-debug BACKENDS=$$b \
 			SELFTESTS_LIST=$(CURDIR)/config/selftests-debug.list \
-			SELFTESTS_LIST_BOCHS=$(CURDIR)/config/selftests-debug.list $(S)/vm.sh check || st=1; \
+			SELFTESTS_LIST_BOCHS=$(CURDIR)/config/selftests-debug-bochs.list $(S)/vm.sh check || st=1; \
 		VM_SUITE=debug VM_APPEND="$(DEBUG_APPEND)" BUILD=$(WORK)/build-debug BACKENDS=$$b \
 			LOAD_S=$$([ $$b = bochs ] && echo $(LOAD_S_BOCHS) || echo $(LOAD_S_QEMU)) \
 			$(S)/vm.sh load || st=1; \
