@@ -1,14 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Export the commits base..HEAD of the kernel tree as a patch series.
-#   export-series.sh OUTDIR   write the series into OUTDIR (used by hygiene)
-#   export-series.sh          replace patches/ with it ("make series")
-# The cover letter keeps the author, subject, date and text of the stored
-# one (so that the output does not depend on the git identity); its
-# shortlog and diffstat are regenerated.  Stable output: --zero-commit and
+# Export each posting branch of the kernel tree (base..kvm, base..cpuidle)
+# as a patch series of its own.
+#   export-series.sh OUTDIR   write the postings into OUTDIR/POSTING (hygiene)
+#   export-series.sh          replace $PATCHES/POSTING with them ("make series")
+# To: and Cc: of each patch come from the tree's get_maintainer.pl, run on
+# that patch (maintainers To, lists and reviewers Cc), plus the posting's
+# own lines in config/recipients; the cover letter gets all of them.  The
+# cover letter keeps the author, subject, date and text of the stored one
+# (so that the output does not depend on the git identity); its shortlog
+# and diffstat are regenerated.  Stable output: --zero-commit and
 # --no-signature, so an unchanged tree exports byte-identical files.
 . "$(dirname "$0")/lib.sh"
 
+# RFC until there are numbers from WAITPKG hardware.
+PREFIX=${PREFIX:-RFC PATCH v3}
 out=${1:-}
 git -C "$TREE" rev-parse -q --verify refs/tags/base >/dev/null || die "no tree at $TREE (run 'make tree')"
 [ -z "$(git -C "$TREE" status --porcelain --untracked-files=no)" ] ||
@@ -16,71 +22,119 @@ git -C "$TREE" rev-parse -q --verify refs/tags/base >/dev/null || die "no tree a
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-stored=$PATCHES/0000-cover-letter.patch
 
-if [ "$(git -C "$TREE" rev-list --count base..HEAD)" = 0 ]; then
-	[ -f "$stored" ] && cp "$stored" "$tmp/"
-else
-	# RFC until there are numbers from WAITPKG hardware; To/Cc from
-	# config/recipients.
-	rcpt=()
-	while IFS= read -r l; do
-		case $l in
-		"To: "*) rcpt+=(--to="${l#To: }") ;;
-		"Cc: "*) rcpt+=(--cc="${l#Cc: }") ;;
-		esac
-	done <"$HARNESS/config/recipients"
-	git -C "$TREE" -c core.abbrev=12 format-patch -q --cover-letter --zero-commit \
-		--no-signature --subject-prefix="RFC PATCH v2" "${rcpt[@]}" -o "$tmp" base..HEAD ||
-		die "git format-patch failed"
-	if [ -f "$stored" ]; then
-		# Stored author, subject, date and blurb; generated shortlog and
-		# diffstat.
-		awk -v stored="$stored" '
-			BEGIN {
-				hdr = 1
-				while ((getline l < stored) > 0) {
-					if (hdr && l ~ /^From: /) { from = l; infrom = 1; continue }
-					if (hdr && infrom && l ~ /^[ \t]/) { from = from "\n" l; continue }
-					infrom = 0
-					if (hdr && l ~ /^Date: /) date = l
-					else if (hdr && l ~ /^Subject: /) { sub(/^Subject: \[[^]]*\] /, "", l); subj = l }
-					else if (hdr && l == "") hdr = 0
-					else if (!hdr && l ~ /^[^ ].* \([0-9]+\):$/) break
-					else if (!hdr) blurb = blurb l "\n"
-				}
-				sub(/\n+$/, "\n", blurb)
+# recipients PATCH...: "To: x" and "Cc: x" lines for these patch files,
+# maintainers first, each address once.
+recipients() {
+	local a role
+	(cd "$TREE" && ./scripts/get_maintainer.pl --no-git --no-git-fallback --roles --no-rolestats "$@") |
+		while IFS= read -r a; do
+			role=${a#* (}
+			a=${a%% (*}
+			case $role in
+			maintainer*) echo "To: $a" ;;
+			*) echo "Cc: $a" ;;
+			esac
+		done
+}
+
+# add_headers FILE LINES: put the To:/Cc: LINES into FILE's header, before
+# the blank line that ends it, one header of each with folded addresses.
+add_headers() {
+	awk -v lines="$2" '
+		BEGIN {
+			n = split(lines, l, "\n")
+			for (i = 1; i <= n; i++) {
+				k = substr(l[i], 1, 2); v = substr(l[i], 5)
+				if (v == "" || (k, v) in seen) continue
+				seen[k, v] = 1
+				if (k == "To") to = to (to == "" ? "" : ",\n    ") v
+				else cc = cc (cc == "" ? "" : ",\n    ") v
 			}
-			skip && /^[ \t]/ { next }
-			{ skip = 0 }
-			/^Date: / && date != "" { print date; next }
-			/^From: / && from != "" { print from; skip = 1; next }
-			/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subj) }
-			/^\*\*\* BLURB HERE \*\*\*$/ { printf "%s", blurb; next }
-			{ print }' "$tmp/0000-cover-letter.patch" >"$tmp/cover" &&
-			mv "$tmp/cover" "$tmp/0000-cover-letter.patch"
-	fi
-fi
+		}
+		hdr && /^$/ {
+			if (to != "") print "To: " to
+			if (cc != "") print "Cc: " cc
+			hdr = 0
+		}
+		NR == 1 { hdr = 1 }
+		{ print }' "$1" >"$1.new" && mv "$1.new" "$1"
+}
+
+# export_posting NAME DIR: the posting branch NAME, as patch files in DIR.
+export_posting() {
+	local name=$1 dir=$2 stored=$PATCHES/$1/0000-cover-letter.patch f all=
+	git -C "$TREE" rev-parse -q --verify "refs/heads/$name" >/dev/null ||
+		die "no branch $name in $TREE (run 'make tree')"
+	mkdir -p "$dir"
+	[ "$(git -C "$TREE" rev-list --count base.."$name")" != 0 ] || die "branch $name has no commits"
+	git -C "$TREE" -c core.abbrev=12 format-patch -q --cover-letter --zero-commit \
+		--no-signature --subject-prefix="$PREFIX" -o "$dir" base.."$name" ||
+		die "git format-patch of $name failed"
+	extra=$(sed -n "s/^$name: //p" "$HARNESS/config/recipients")
+	for f in "$dir"/[0-9][0-9][0-9][0-9]-*.patch; do
+		case $f in */0000-cover-letter.patch) continue ;; esac
+		r=$(recipients "$f")
+		all+=$r$'\n'
+		add_headers "$f" "$r"$'\n'"$extra"
+	done
+	add_headers "$dir/0000-cover-letter.patch" "$(grep '^To: ' <<<"$all")"$'\n'"$(grep '^Cc: ' <<<"$all")"$'\n'"$extra"
+	[ -f "$stored" ] || return 0
+	# Stored author, subject, date and blurb; generated shortlog and diffstat.
+	awk -v stored="$stored" '
+		BEGIN {
+			hdr = 1
+			while ((getline l < stored) > 0) {
+				if (hdr && l ~ /^From: /) { from = l; infrom = 1; continue }
+				if (hdr && infrom && l ~ /^[ \t]/) { from = from "\n" l; continue }
+				infrom = 0
+				if (hdr && l ~ /^Date: /) date = l
+				else if (hdr && l ~ /^Subject: /) { sub(/^Subject: \[[^]]*\] /, "", l); subj = l }
+				else if (hdr && l == "") hdr = 0
+				else if (!hdr && l ~ /^[^ ].* \([0-9]+\):$/) break
+				else if (!hdr) blurb = blurb l "\n"
+			}
+			sub(/\n+$/, "\n", blurb)
+		}
+		skip && /^[ \t]/ { next }
+		{ skip = 0 }
+		/^Date: / && date != "" { print date; next }
+		/^From: / && from != "" { print from; skip = 1; next }
+		/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subj) }
+		/^\*\*\* BLURB HERE \*\*\*$/ { printf "%s", blurb; next }
+		{ print }' "$dir/0000-cover-letter.patch" >"$dir/cover" &&
+		mv "$dir/cover" "$dir/0000-cover-letter.patch"
+}
+
+for posting in $POSTINGS; do
+	export_posting "$posting" "$tmp/$posting"
+done
 
 if [ -n "$out" ]; then
-	mkdir -p "$out"
-	cp "$tmp"/*.patch "$out"/ 2>/dev/null || true
+	for posting in $POSTINGS; do
+		mkdir -p "$out/$posting"
+		cp "$tmp/$posting"/*.patch "$out/$posting"/
+	done
 	exit 0
 fi
 
 # "make series": replace the stored patches, keep series comments and order.
-rm -f "$PATCHES"/[0-9][0-9][0-9][0-9]-*.patch
-cp "$tmp"/*.patch "$PATCHES"/
-new=$(cd "$PATCHES" && ls [0-9][0-9][0-9][0-9]-*.patch)
-awk -v new="$new" '
-	BEGIN { n = split(new, f, "\n"); for (i = 1; i <= n; i++) have[f[i]] = 1 }
-	{ name = $0; sub(/[ \t]*#.*/, "", name) }
-	name == "" { print; next }
-	{ num = substr(name, 1, 4) }
-	num in bynum { next }
-	{ for (i = 1; i <= n; i++) if (substr(f[i], 1, 4) == num) { print f[i]; bynum[num] = 1; done[f[i]] = 1 } }
-	END { for (i = 1; i <= n; i++) if (!(f[i] in done)) print f[i] }' "$PATCHES/series" >"$tmp/series"
-mv "$tmp/series" "$PATCHES/series"
-stamp=$(cd "$PATCHES" && cat series $(series_list) | sha256sum | cut -c1-16)
-echo "$stamp $(git -C "$TREE" rev-parse HEAD)" >"$TREE/.git/harness-series"
-say "exported $(git -C "$TREE" rev-list --count base..HEAD) patch(es) to $PATCHES"
+for posting in $POSTINGS; do
+	d=$PATCHES/$posting
+	mkdir -p "$d"
+	[ -f "$d/series" ] || echo "# The $posting posting, in order, applied with git am." >"$d/series"
+	rm -f "$d"/[0-9][0-9][0-9][0-9]-*.patch
+	cp "$tmp/$posting"/*.patch "$d"/
+	new=$(cd "$d" && ls [0-9][0-9][0-9][0-9]-*.patch)
+	awk -v new="$new" '
+		BEGIN { n = split(new, f, "\n"); for (i = 1; i <= n; i++) have[f[i]] = 1 }
+		{ name = $0; sub(/[ \t]*#.*/, "", name) }
+		name == "" { print; next }
+		{ num = substr(name, 1, 4) }
+		num in bynum { next }
+		{ for (i = 1; i <= n; i++) if (substr(f[i], 1, 4) == num) { print f[i]; bynum[num] = 1; done[f[i]] = 1 } }
+		END { for (i = 1; i <= n; i++) if (!(f[i] in done)) print f[i] }' "$d/series" >"$tmp/series"
+	mv "$tmp/series" "$d/series"
+	say "exported $(git -C "$TREE" rev-list --count base.."$posting") patch(es) to $d"
+done
+echo "$(series_stamp) $(tree_heads)" >"$TREE/.git/harness-series"

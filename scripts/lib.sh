@@ -5,35 +5,38 @@ set -euo pipefail
 
 HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=${WORK:-$HARNESS/work}
-# The kernel base.  6.12, the default: Debian 12's linux-source-6.12 and the
-# series in patches/.  7.2: Debian sid's linux-source-7.2, which deps.sh
-# fetches with a private apt configuration, and the series in patches-7.2/
-# (the upstream posting), with a work directory of its own, work/7.2.
-KBASE=${KBASE:-6.12}
+# The kernel base (KBASE).  "upstream", the default: the base of the
+# posting, Linux 7.3 (Debian trixie-backports' linux-source-7.3), fetched by
+# deps.sh with a private apt configuration and pinned by its hash, with the
+# postings in patches/upstream/.  "6.12": the backport to Debian 12's
+# linux-source-6.12, in patches/6.12/, with a work directory of its own,
+# work/6.12.  Each patch directory holds one directory per posting
+# (POSTINGS), each with its own series file and cover letter.
+KBASE=${KBASE:-upstream}
+POSTINGS="kvm cpuidle"
 case $KBASE in
-6.12)
-	KERNEL_SRC_PKG=${KERNEL_SRC_PKG:-linux-source-6.12}
-	KERNEL_SRC_VER=${KERNEL_SRC_VER:-6.12.117-1~deb12u1}
-	;;
-7.2)
-	[ "${WORK##*/}" = 7.2 ] || WORK=$WORK/7.2
-	PATCHES=${PATCHES:-$HARNESS/patches-7.2}
-	KERNEL_SRC_PKG=linux-source-7.2
-	KERNEL_SRC_VER=7.2.13-1
+upstream)
+	KERNEL_SRC_PKG=linux-source-7.3
+	KERNEL_SRC_VER=7.3.4-1~bpo13+1
 	# Fetched from this suite, checked against this hash, unpacked here.
-	KERNEL_SRC_SUITE=sid
-	KERNEL_SRC_SHA256=30a8c5fc63f9028a62e6d7b3f7f43bee67425dbce2a05fceba83f9b87c92083d
-	KERNEL_TARBALL=${KERNEL_TARBALL:-$WORK/src/usr/src/linux-source-7.2.tar.xz}
+	KERNEL_SRC_SUITE=trixie-backports
+	KERNEL_SRC_SHA256=703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3
+	KERNEL_TARBALL=${KERNEL_TARBALL:-$WORK/src/usr/src/linux-source-7.3.tar.xz}
+	;;
+6.12)
+	[ "${WORK##*/}" = 6.12 ] || WORK=$WORK/6.12
+	KERNEL_SRC_PKG=linux-source-6.12
+	KERNEL_SRC_VER=6.12.117-1~deb12u1
 	# One Bochs for both bases.
-	BOCHS_DIR=${BOCHS_DIR:-${WORK%/7.2}/bochs}
+	BOCHS_DIR=${BOCHS_DIR:-${WORK%/6.12}/bochs}
 	;;
 *)
-	echo "KBASE=$KBASE: the kernel base is 6.12 or 7.2" >&2
+	echo "KBASE=$KBASE: the kernel base is upstream (Linux 7.3, the default) or 6.12" >&2
 	exit 1
 	;;
 esac
 export KBASE WORK
-PATCHES=${PATCHES:-$HARNESS/patches}
+PATCHES=${PATCHES:-$HARNESS/patches/$KBASE}
 TREE=${TREE:-$WORK/linux}
 RESULTS=${RESULTS:-$WORK/results}
 LOGS=${LOGS:-$WORK/logs}
@@ -90,9 +93,28 @@ list_file() {
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$@"
 }
 
-# The patches listed in series, in order.
+# The patches of one posting (POSTING/NNNN-....patch), in order, or of all
+# of them, as paths relative to $PATCHES.
 series_list() {
-	list_file "$PATCHES/series"
+	local p
+	for p in ${1:-$POSTINGS}; do
+		[ -f "$PATCHES/$p/series" ] || die "no series file in $PATCHES/$p"
+		list_file "$PATCHES/$p/series" | sed "s|^|$p/|"
+	done
+}
+
+# The hash of the stored postings: their series files and patches.
+series_stamp() {
+	(cd "$PATCHES" && for p in $POSTINGS; do cat "$p/series"; done && cat $(series_list)) |
+		sha256sum | cut -c1-16
+}
+
+# The heads of the tree's posting branches and of the merge of them all.
+tree_heads() {
+	local b
+	for b in $POSTINGS master; do
+		git -C "$TREE" rev-parse -q --verify "refs/heads/$b" || echo none
+	done | tr '\n' ' ' | sed 's/ $//'
 }
 
 # kvm_selftests FILE...: the selftests named in list files, with the x86
