@@ -68,7 +68,7 @@ check_sha() {
 # Fetch the source tarballs into $BX/dl with apt, from trixie's Sources
 # index, through a private apt configuration under $BX/apt: the system's
 # apt sources are left alone.  The mirror is the one the system uses for
-# Debian (BOCHS_MIRROR overrides it).
+# Debian (DEBIAN_MIRROR overrides it).
 fetch() {
 	local dl=$BX/dl apt=$BX/apt
 	# Only the upstream tarball is built from (none of Debian's patches is
@@ -76,17 +76,13 @@ fetch() {
 	if check_sha "$dl/$BOCHS_ORIG" "$BOCHS_ORIG_SHA256"; then
 		return 0
 	fi
-	# shellcheck disable=SC2016 # apt's own $(FIELD) syntax
-	local mirror=${BOCHS_MIRROR:-$(apt-get indextargets --format '$(SITE) $(RELEASE)' 'Created-By: Packages' 2>/dev/null |
-		awk '$2 !~ /-/ { print $1; exit }')}
-	[ -n "$mirror" ] || die "no Debian mirror in the apt sources to fetch $BOCHS_SUITE's $BOCHS_SRC_PKG from (set BOCHS_MIRROR)"
-	rm -rf "$apt" "$dl"
-	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$dl"
-	echo "deb-src $mirror $BOCHS_SUITE main" >"$apt/sources.list"
-	local aptopts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Sandbox::User=root)
+	local mirror
+	mirror=$(debian_mirror)
+	rm -rf "$dl"
+	mkdir -p "$dl"
 	say "fetching $BOCHS_SRC_PKG $BOCHS_VER from $BOCHS_SUITE"
-	run "$LOGS/bochs-apt-update.log" apt-get "${aptopts[@]}" update
+	private_apt "$apt" deb-src "$BOCHS_SUITE"
+	local aptopts=("${APT_OPTS[@]}")
 	# The .dsc may be missing from the mirror (404): apt-get then fails
 	# after it has fetched the tarballs, which is all we need.
 	# If trixie has moved on to a later revision of 3.0, that revision
@@ -103,7 +99,7 @@ fetch() {
 			curl -fsS -o "$dl/$f" "$mirror/pool/main/b/$BOCHS_SRC_PKG/$f" >>"$LOGS/bochs-fetch.log" 2>&1 ||
 				rm -f "$dl/$f"
 		fi
-		[ -f "$dl/$f" ] || die "could not download $f ($BOCHS_SRC_PKG $BOCHS_VER from $BOCHS_SUITE)" "$LOGS/bochs-fetch.log"
+		[ -f "$dl/$f" ] || die "could not download $f ($BOCHS_SRC_PKG $BOCHS_VER from $BOCHS_SUITE; versions found there: $(apt_versions "$BOCHS_SRC_PKG" src || true))" "$LOGS/bochs-fetch.log"
 		check_sha "$dl/$f" "$sha" ||
 			die "$f: sha256 $(sha256sum <"$dl/$f" | cut -d' ' -f1), expected $sha"
 	done

@@ -10,7 +10,14 @@
 . "$(dirname "$0")/lib.sh"
 
 BUILD=${BUILD:-$WORK/build-vm}
-FRAGMENT=${FRAGMENT:-$HARNESS/config/vm.config}
+# The VM kernel: vm.config, and the series' KUnit suites with objtool's
+# noinstr validation (kunit.config), where the tree has the series' symbols
+# (a base tree without the series, as "make check-wide" builds, has not).
+if [ -z "${FRAGMENT:-}" ]; then
+	FRAGMENT=$HARNESS/config/vm.config
+	! grep -rqs '^config KVM_HALT_POLL_KUNIT_TEST' "$TREE/arch/x86/kvm/Kconfig" ||
+		FRAGMENT+=" $HARNESS/config/kunit.config"
+fi
 SELFTESTS_OUT=${SELFTESTS_OUT:-$WORK/build-selftests}
 GUEST_OUT=${GUEST_OUT:-$WORK/build-guest}
 mk() { make -C "$TREE" O="$BUILD" -j"$JOBS" "${KMAKE_ARGS[@]}" "$@"; }
@@ -54,6 +61,34 @@ say "building bzImage and modules (-j$JOBS)"
 run "$blog-kernel.log" mk bzImage modules
 rm -rf "$BUILD/modroot"
 run "$blog-modules-install.log" mk INSTALL_MOD_PATH="$BUILD/modroot" INSTALL_MOD_STRIP=1 modules_install
+
+# The VM kernel runs the series' KUnit suites (scripts/vm.sh): every option
+# of the .kunitconfig files the series adds must be in it, but for KVM=y,
+# which the KVM suite's own file asks for and the VM kernel has as a module
+# (the suite is linked into kvm.ko either way).
+if [[ " $FRAGMENT " == *" $HARNESS/config/kunit.config"* ]]; then
+	for c in $(git -C "$TREE" diff --name-only base HEAD -- '*.kunitconfig'); do
+		while IFS= read -r opt; do
+			case $opt in CONFIG_KVM=y | CONFIG_KVM_INTEL=y | CONFIG_KVM_AMD=y)
+				grep -qx "${opt%=y}=[ym]" "$BUILD/.config" && continue ;;
+			esac
+			grep -qxF -- "$opt" "$BUILD/.config" || die "$opt of $c is not in the VM kernel ($BUILD/.config)"
+		done < <(grep -E '^CONFIG_' "$TREE/$c")
+	done
+	# objtool's noinstr validation of vmlinux.o, rerun because the build
+	# shows its warnings without failing.  objtool is 64-bit only.
+	[ -x "$BUILD/tools/objtool/objtool" ] || die "no objtool in $BUILD: the noinstr validation cannot run"
+	cp "$BUILD/vmlinux.o" "$WORK/objtool-vmlinux.o"
+	orc=0
+	"$BUILD/tools/objtool/objtool" --noinstr --link "$WORK/objtool-vmlinux.o" \
+		>"$blog-objtool.log" 2>&1 || orc=$?
+	rm -f "$WORK/objtool-vmlinux.o"
+	! grep -q 'warning: objtool' "$blog-objtool.log" ||
+		die "objtool: noinstr violations in the VM kernel" "$blog-objtool.log"
+	# A status other than 0 without a warning: objtool itself failed.
+	[ "$orc" = 0 ] || die "objtool failed (status $orc) on the VM kernel's vmlinux.o" "$blog-objtool.log"
+	say "objtool: noinstr code of the VM kernel validated"
+fi
 [ "$mode" = kernel ] && exit 0
 
 # Everything the series touches, built with W=1 and CONFIG_KVM_WERROR=y (and

@@ -12,10 +12,12 @@ SUITE=harness
 command -v unshare >/dev/null || die "unshare (util-linux) is needed for the scratch copies"
 upper=$(mktemp -d /var/tmp/harness-scratch.XXXXXX)
 trap 'rm -rf "$upper"' EXIT
-patches_sum() { (cd "$PATCHES" && sha256sum -- * | sha256sum); }
+patches_sum() { (cd "$HARNESS" && find patches -type f | sort | xargs sha256sum | sha256sum); }
 before=$(patches_sum)
 
-export KERNEL_SRC_PKG KERNEL_SRC_VER
+export KERNEL_SRC_PKG KERNEL_SRC_VER KERNEL_SRC_SUITE=${KERNEL_SRC_SUITE:-}
+# The stored postings of this base, relative to the repository.
+P=patches/$KBASE
 pass=0 fail=0 n=0
 # case NAME REGEX SCRIPT: run SCRIPT in a scratch copy; expect it to fail
 # with output matching REGEX, and patches/ unchanged by the stage.
@@ -37,10 +39,10 @@ case_() {
 		stage() { :; }
 		eval "$4"
 		inject || { echo "INJECTION FAILED"; exit 0; }
-		s1=$(cd patches && sha256sum -- * | sha256sum)
+		s1=$(find patches -type f | sort | xargs sha256sum | sha256sum)
 		stage
 		rc=$?
-		s2=$(cd patches && sha256sum -- * | sha256sum)
+		s2=$(find patches -type f | sort | xargs sha256sum | sha256sum)
 		[ "$s1" = "$s2" ] || echo "PATCHES MODIFIED"
 		echo "STAGE EXIT $rc"
 	' harness "$HARNESS" "$WORK" "$upper" "$script" 2>&1)
@@ -56,8 +58,8 @@ case_() {
 	fi
 }
 
-first=$(series_list | grep -v '^0000-' | head -n1)
-second=$(series_list | grep -v '^0000-' | sed -n 2p)
+first=$(series_list | grep -v '/0000-' | head -n1)
+second=$(series_list | grep -v '/0000-' | sed -n 2p)
 [ -n "$second" ] || die "the harness tests need a series of at least two patches"
 
 # deps on a machine where nothing is installed: stubs first in PATH report
@@ -74,7 +76,8 @@ case_ "deps on a machine with nothing installed" "apt-get was asked for all [0-9
 		chmod +x $d/*
 		PATH=$d:$PATH scripts/deps.sh
 		rc=$?
-		want=$( { sed -e "s/#.*//" config/deps.list | awk "{ print \$1 }"; echo "$KERNEL_SRC_PKG=$KERNEL_SRC_VER"; } | sed "/^$/d")
+		want=$( { sed -e "s/#.*//" config/deps.list | awk "{ print \$1 }"
+			[ -n "$KERNEL_SRC_SUITE" ] || echo "$KERNEL_SRC_PKG=$KERNEL_SRC_VER"; } | sed "/^$/d")
 		[ "$(grep -c "^install " $d/apt-get.args)" = 1 ] || { echo "not one apt-get install"; return 0; }
 		for p in $want; do
 			grep "^install " $d/apt-get.args | tr " " "\n" | grep -qxF -- "$p" ||
@@ -83,6 +86,21 @@ case_ "deps on a machine with nothing installed" "apt-get was asked for all [0-9
 		echo "apt-get was asked for all $(echo $want | wc -w) packages"
 		return $rc
 	}'
+
+# The pinned kernel source gone from its suite: apt's index (a stub) lists
+# other versions only; the stage names the suite, the version it wanted and
+# the versions it found.
+if [ -n "${KERNEL_SRC_SUITE:-}" ]; then
+	case_ "a pinned kernel source gone from the archive" "$KERNEL_SRC_PKG $KERNEL_SRC_VER is gone from $KERNEL_SRC_SUITE .*versions found there: 7.3.5-1~bpo13\\+1 7.3.10-1~bpo13\\+1" '
+		stage() {
+			local d=/tmp/src-stub.$$
+			mkdir -p $d
+			printf "#!/bin/sh\nexit 0\n" >$d/apt-get
+			printf "#!/bin/sh\nfor v in 7.3.10-1~bpo13+1 7.3.5-1~bpo13+1; do echo \" $KERNEL_SRC_PKG | \$v | http://stub $KERNEL_SRC_SUITE/main amd64 Packages\"; done\n" >$d/apt-cache
+			chmod +x $d/*
+			PATH=$d:$PATH WORK=$d/work KERNEL_TARBALL=$d/none.tar.xz scripts/deps.sh
+		}'
+fi
 
 case_ "a crashing checkpatch helper" "its helper scripts/spdxcheck.py\) could not run: ImportError: harness" '
 	inject() {
@@ -93,19 +111,19 @@ case_ "a crashing checkpatch helper" "its helper scripts/spdxcheck.py\) could no
 
 case_ "a patch that does not apply" "patch $second does not apply" "
 	inject() { awk 'f == 0 && /^@@/ { h = 1 } h && /^ / && f == 0 { \$0 = \" broken\" substr(\$0, 2); f = 1 } 1' \
-		patches/$second >/tmp/p.\$\$ && cat /tmp/p.\$\$ >patches/$second; }
+		$P/$second >/tmp/p.\$\$ && cat /tmp/p.\$\$ >$P/$second; }
 	stage() { FORCE=1 scripts/tree.sh; }"
 
-case_ "a patch missing from series" "$first is in patches/ but not in series" "
-	inject() { sed -i '/^$first/d' patches/series; }
+case_ "a patch missing from its series" "$first is in .* but not in ${first%%/*}/series" "
+	inject() { sed -i '/^${first#*/}/d' $P/${first%%/*}/series; }
 	stage() { scripts/hygiene.sh; }"
 
-case_ "a series entry with no file" "series lists 0099-missing.patch, which does not exist" "
-	inject() { echo 0099-missing.patch >>patches/series; }
+case_ "a series entry with no file" "series lists ${first%%/*}/0099-missing.patch, which does not exist" "
+	inject() { echo 0099-missing.patch >>$P/${first%%/*}/series; }
 	stage() { scripts/hygiene.sh; }"
 
 case_ "a checkpatch warning" "checkpatch --strict reports errors or warnings in $first" "
-	inject() { sed -i '0,/^\$/s//\nThis line of the changelog is far longer than the seventy-five columns that checkpatch allows.\n/' patches/$first; }
+	inject() { sed -i '0,/^\$/s//\nThis line of the changelog is far longer than the seventy-five columns that checkpatch allows.\n/' $P/$first; }
 	stage() { scripts/hygiene.sh; }"
 
 case_ "a config option that did not survive" "CONFIG_KVM_NO_SUCH_OPTION=y requested.*|did not survive olddefconfig" "

@@ -14,25 +14,20 @@ missing=()
 for p in "${pkgs[@]}"; do
 	installed "$p" || missing+=("$p")
 done
-# fetch_src: a kernel source from another suite (KBASE=7.2): its .deb,
-# downloaded with a private apt configuration (the system's apt sources are
-# left alone), checked against its pinned hash and unpacked under $WORK/src.
+# fetch_src: the kernel source of the upstream base, from another suite:
+# its .deb, downloaded with a private apt configuration (the system's apt
+# sources are left alone), checked against its pinned hash and unpacked
+# under $WORK/src.
 fetch_src() {
-	local apt=$WORK/apt dl=$WORK/dl deb=${KERNEL_SRC_PKG}_${KERNEL_SRC_VER}_all.deb mirror
+	local dl=$WORK/dl deb=${KERNEL_SRC_PKG}_${KERNEL_SRC_VER}_all.deb
 	[ -f "$KERNEL_TARBALL" ] && return 0
 	if [ ! -f "$dl/$deb" ] || [ "$(sha256sum <"$dl/$deb" | cut -d' ' -f1)" != "$KERNEL_SRC_SHA256" ]; then
-		# shellcheck disable=SC2016 # apt's own $(FIELD) syntax
-		mirror=${KERNEL_SRC_MIRROR:-$(apt-get indextargets --format '$(SITE) $(RELEASE)' \
-			'Created-By: Packages' 2>/dev/null | awk '$2 !~ /-/ { print $1; exit }')}
-		[ -n "$mirror" ] || die "no Debian mirror in the apt sources to fetch $KERNEL_SRC_PKG from (set KERNEL_SRC_MIRROR)"
-		rm -rf "$apt" "$dl"
-		mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$dl"
-		echo "deb $mirror $KERNEL_SRC_SUITE main" >"$apt/sources.list"
-		local aptopts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-			-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Sandbox::User=root)
-		say "fetching $KERNEL_SRC_PKG $KERNEL_SRC_VER from $KERNEL_SRC_SUITE ($mirror)"
-		run "$LOGS/deps-src-update.log" apt-get "${aptopts[@]}" update
-		(cd "$dl" && apt-get "${aptopts[@]}" download "$KERNEL_SRC_PKG=$KERNEL_SRC_VER") \
+		rm -rf "$dl"
+		mkdir -p "$dl"
+		say "fetching $KERNEL_SRC_PKG $KERNEL_SRC_VER from $KERNEL_SRC_SUITE ($(debian_mirror))"
+		private_apt "$WORK/apt" deb "$KERNEL_SRC_SUITE"
+		apt_need "$KERNEL_SRC_PKG" "$KERNEL_SRC_VER" "$KERNEL_SRC_SUITE"
+		(cd "$dl" && apt-get "${APT_OPTS[@]}" download "$KERNEL_SRC_PKG=$KERNEL_SRC_VER") \
 			>"$LOGS/deps-src-fetch.log" 2>&1 ||
 			die "could not download $KERNEL_SRC_PKG $KERNEL_SRC_VER from $KERNEL_SRC_SUITE" "$LOGS/deps-src-fetch.log"
 		[ "$(sha256sum <"$dl/$deb" | cut -d' ' -f1)" = "$KERNEL_SRC_SHA256" ] ||

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Stage "each": every patch of the series builds on its own.  Checks out
-# each commit of the tree in turn and builds the kernel code the series
+# Stage "each": every patch of each posting builds on its own.  Checks out
+# each commit of each posting branch (kvm, cpuidle; the patch both carry
+# once) in turn and builds the kernel code the series
 # touches up to it with W=1 and CONFIG_KVM_WERROR=y (work/build-w1, set up
 # by build.sh), and the selftests it touches.
 . "$(dirname "$0")/lib.sh"
@@ -17,8 +18,11 @@ trap 'git -C "$TREE" checkout -q "$branch"' EXIT
 all_dirs=$(touched_dirs "$branch")
 
 n=0
-for c in $(git -C "$TREE" rev-list --reverse base..HEAD); do
+for c in $(for b in $POSTINGS; do git -C "$TREE" rev-list --reverse base.."$b" | sed "s/\$/ $b/"; done |
+	awk '!seen[$1]++ { print $2 ":" $1 }'); do
+	posting=${c%%:*} c=${c#*:}
 	n=$((n + 1))
+	i=$(git -C "$TREE" rev-list --count base.."$c")
 	subject=$(git -C "$TREE" log -1 --format=%s "$c")
 	git -C "$TREE" checkout -q --detach "$c"
 	dirs=$(touched_dirs "$c")
@@ -32,15 +36,15 @@ for c in $(git -C "$TREE" rev-list --reverse base..HEAD); do
 		cp "$W1/.config.src" "$W1/.config"
 		make -C "$TREE" O="$W1" "${KMAKE_ARGS[@]}" olddefconfig >>"$log" 2>&1 &&
 			make -C "$TREE" O="$W1" -j"$JOBS" "${KMAKE_ARGS[@]}" W=1 $dirs >>"$log" 2>&1 ||
-			die "patch $n ($subject) does not build" "$log"
-		! grep -E 'warning:' "$log" >&2 || die "patch $n ($subject) builds with warnings" "$log"
+			die "$posting patch $i ($subject) does not build" "$log"
+		! grep -E 'warning:' "$log" >&2 || die "$posting patch $i ($subject) builds with warnings" "$log"
 	fi
 	for t in $(git -C "$TREE" diff --name-only "$c~1" "$c" -- 'tools/testing/selftests/kvm/*.c' |
 		sed -n 's|^tools/testing/selftests/kvm/\(.*\)\.c$|\1|p' | grep -v '^lib/'); do
 		make -C "$TREE/tools/testing/selftests/kvm" -j"$JOBS" OUTPUT="$WORK/build-each-selftests" \
 			KHDR_INCLUDES="-isystem $WORK/build-vm/usr/include" EXTRA_CFLAGS=-static \
 			"$WORK/build-each-selftests/$t" >>"$log" 2>&1 ||
-			die "patch $n ($subject): selftest $t does not build" "$log"
+			die "$posting patch $i ($subject): selftest $t does not build" "$log"
 	done
-	say "patch $n builds: $subject"
+	say "$posting patch $i builds: $subject"
 done

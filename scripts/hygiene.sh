@@ -7,22 +7,51 @@
 errors=0
 bad() { echo "  $*" >&2; errors=$((errors + 1)); }
 
-# 1. series and patches/ agree; every patch is a single mbox message.
+# 1. Each posting's series and directory agree; every patch is a single
+# mbox message.
 listed=$(series_list)
 for p in $listed; do
 	[ -f "$PATCHES/$p" ] || bad "series lists $p, which does not exist"
 done
-for f in "$PATCHES"/*.patch; do
-	[ -e "$f" ] || continue
-	p=$(basename "$f")
-	grep -qxF -- "$p" <<<"$listed" || bad "$p is in patches/ but not in series"
-	n=$(grep -c '^From [0-9a-f]\{40\} ' "$f" || true)
-	head -n1 "$f" | grep -q '^From [0-9a-f]\{40\} ' && [ "$n" = 1 ] ||
-		bad "$p is not a single mbox message ($n 'From ' lines)"
-	grep -q '^Subject: ' "$f" || bad "$p has no Subject: header"
+for posting in $POSTINGS; do
+	for f in "$PATCHES/$posting"/*.patch; do
+		[ -e "$f" ] || continue
+		p=$posting/$(basename "$f")
+		grep -qxF -- "$p" <<<"$listed" || bad "$p is in $PATCHES but not in $posting/series"
+		n=$(grep -c '^From [0-9a-f]\{40\} ' "$f" || true)
+		head -n1 "$f" | grep -q '^From [0-9a-f]\{40\} ' && [ "$n" = 1 ] ||
+			bad "$p is not a single mbox message ($n 'From ' lines)"
+		grep -q '^Subject: ' "$f" || bad "$p has no Subject: header"
+	done
+	grep -qxF "$posting/0000-cover-letter.patch" <<<"$listed" || bad "$posting has no cover letter"
+	! grep -qE '\*\*\* (SUBJECT|BLURB) HERE \*\*\*' "$PATCHES/$posting/0000-cover-letter.patch" 2>/dev/null ||
+		bad "$posting/0000-cover-letter.patch has no subject or text of its own (*** ... HERE ***)"
 done
-[ "$(echo "$listed" | sort | uniq -d)" = "" ] || bad "series lists a patch twice"
-say "series: $(echo "$listed" | grep -c . || true) file(s) listed"
+[ "$(echo "$listed" | sort | uniq -d)" = "" ] || bad "a series lists a patch twice"
+say "series: $(echo "$listed" | grep -c . || true) file(s) listed in $(wc -w <<<"$POSTINGS") postings"
+
+# 1b. Each posting applies on its own to base (tree.sh applied it so), and
+# the postings apply one after the other in either order, a patch that the
+# other already brought being skipped (as "git am -3" does), without fuzz.
+idx=$(mktemp)
+order_check() {
+	local seen='' p id
+	GIT_INDEX_FILE=$idx git -C "$TREE" read-tree base
+	for p in $(series_list "$1"); do
+		case $p in */0000-cover-letter.patch) continue ;; esac
+		id=$(git -C "$TREE" patch-id --stable <"$PATCHES/$p" | cut -d' ' -f1)
+		if grep -qw -- "$id" <<<"$seen"; then
+			continue
+		fi
+		seen+=" $id"
+		GIT_INDEX_FILE=$idx git -C "$TREE" apply --cached "$PATCHES/$p" 2>"$LOGS/hygiene-order.log" ||
+			{ bad "in the order $1, $p does not apply: $(head -n1 "$LOGS/hygiene-order.log")"; return; }
+	done
+}
+order_check "$POSTINGS"
+order_check "$(tr ' ' '\n' <<<"$POSTINGS" | tac | tr '\n' ' ')"
+rm -f "$idx"
+say "postings apply in either order"
 
 # 2. Round trip: the tree's commits export to exactly the stored files.
 tmp=$(mktemp -d)
@@ -30,7 +59,7 @@ trap 'rm -rf "$tmp"' EXIT
 if "$HARNESS/scripts/export-series.sh" "$tmp/out" >"$LOGS/hygiene-export.log" 2>&1; then
 	if ! diff -ru "$PATCHES" "$tmp/out" -x series >"$LOGS/hygiene-roundtrip.diff"; then
 		head -n 40 "$LOGS/hygiene-roundtrip.diff" >&2
-		bad "round trip: the series regenerated from $TREE differs from patches/ (see $LOGS/hygiene-roundtrip.diff)"
+		bad "round trip: the postings regenerated from $TREE differ from $PATCHES (see $LOGS/hygiene-roundtrip.diff)"
 	fi
 else
 	cat "$LOGS/hygiene-export.log" >&2
@@ -62,7 +91,7 @@ tool_error() {
 py=$(python3 -c 'import ply, git' 2>&1 | tail -n1) ||
 	die "checkpatch.pl cannot run its SPDX check: python3 ($(command -v python3 || echo none)): ${py:-not found}"
 for p in $listed; do
-	[ "$p" = 0000-cover-letter.patch ] && continue
+	case $p in */0000-cover-letter.patch) continue ;; esac
 	[ -f "$PATCHES/$p" ] || continue
 	rc=0
 	out=$(cd "$TREE" && ./scripts/checkpatch.pl --strict --terse --no-summary \

@@ -140,6 +140,48 @@ record() {
 	echo "$2 $3 $4" >"$RESULTS/$1.count"
 }
 
+# debian_mirror: the Debian mirror the system's apt sources use (its first
+# suite without a "-": bookworm, not bookworm-updates), or DEBIAN_MIRROR.
+debian_mirror() {
+	# shellcheck disable=SC2016 # apt's own $(FIELD) syntax
+	local m=${DEBIAN_MIRROR:-$(apt-get indextargets --format '$(SITE) $(RELEASE)' \
+		'Created-By: Packages' 2>/dev/null | awk '$2 !~ /-/ { print $1; exit }')}
+	[ -n "$m" ] || die "no Debian mirror in the apt sources (set DEBIAN_MIRROR)"
+	echo "$m"
+}
+
+# private_apt DIR TYPE SUITE: an apt configuration of its own under DIR,
+# with the one source "TYPE MIRROR SUITE main" (TYPE deb or deb-src), and
+# its index fetched; sets APT_OPTS for apt-get and apt-cache.  The system's
+# apt sources, lists and cache are left alone.
+private_apt() {
+	local dir=$1 type=$2 suite=$3 mirror
+	mirror=$(debian_mirror)
+	rm -rf "$dir"
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	echo "$type $mirror $suite main" >"$dir/sources.list"
+	APT_OPTS=(-o "Dir::Etc::SourceList=$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache" -o APT::Sandbox::User=root)
+	run "$LOGS/apt-$suite-update.log" apt-get "${APT_OPTS[@]}" update
+}
+
+# apt_versions PKG [src]: the versions of PKG (of source package PKG) in
+# the private index of private_apt, oldest first, on one line.
+apt_versions() {
+	apt-cache "${APT_OPTS[@]}" madison "$1" 2>/dev/null |
+		awk -F' [|] ' -v t="${2:-}" '(t == "src") == ($3 ~ /Sources/) { print $2 }' |
+		sort -uV | tr '\n' ' ' | sed 's/ $//'
+}
+
+# apt_need PKG VER SUITE: fail, naming the suite, the version wanted and the
+# versions found, unless the private index has PKG VER.
+apt_need() {
+	local found
+	found=$(apt_versions "$1")
+	grep -qF -- " $2 " <<<" $found " && return 0
+	die "$1 $2 is gone from $3 ($(debian_mirror)); versions found there: ${found:-none}"
+}
+
 # Kernel make arguments: ccache when it is installed.  The base directory
 # is all of $WORK, tree and build directories alike, so that builds of one
 # tree in different build directories (the VM kernel, the matrix, the debug

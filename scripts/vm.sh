@@ -177,6 +177,30 @@ for b in $BACKENDS; do
 		cat "$RESULTS/$SUITE-$m.tap" >>"$tap"
 	done
 
+	# The series' KUnit suites, in the VM kernel (config/kunit.config):
+	# the guest's check boot hands over the kernel log of the built-in
+	# suites (boot) and of the KVM suite (kvm.ko's load); kunit.py parses
+	# each.  Either one missing, or with no case, is a failure.
+	if [ "$mode" = check ] && [[ " $modes " == *" check "* ]] &&
+		grep -q '^CONFIG_KUNIT=y' "$BUILD/.config"; then
+		kp=0 kf=0 ks=0
+		for part in BOOT KVM; do
+			klog=$LOGS/$VM_SUITE-$b-kunit-${part,,}.log kjson=$RESULTS/$VM_SUITE-$b-kunit-${part,,}.json
+			sed -n "s/^KTAP-$part: //p" "$RESULTS/$SUITE-check.tap" >"$klog"
+			rm -f "$kjson"
+			(cd "$TREE" && ./tools/testing/kunit/kunit.py parse --json="$kjson" "$klog") \
+				>"$klog.parse" 2>&1 || true
+			p=0 f=1 k=0
+			[ ! -s "$kjson" ] || read -r p f k < <("$HARNESS/scripts/kunit.sh" count "$kjson")
+			[ "$p$f$k" != 000 ] || f=1
+			[ "$f" = 0 ] || grep -E 'FAIL|CRASH|ERROR' "$klog.parse" | head -n 10 >&2 || true
+			say "KUnit on $b, ${part,,} suites: $p passed, $f failed, $k skipped ($(basename "$klog"))"
+			kp=$((kp + p)) kf=$((kf + f)) ks=$((ks + k))
+		done
+		record "$VM_SUITE-$b-kunit" "$kp" "$kf" "$ks"
+		[ "$kf" = 0 ] || die "$kf KUnit case(s) failed in the $b VM, or a suite did not run (logs: $LOGS/$VM_SUITE-$b-kunit-*.log)"
+	fi
+
 	# Count the subtests of a selftest that reports its own TAP ("# ok N
 	# ..."), else the selftest as one test; a selftest that fails without a
 	# failing subtest counts as one failure more.
