@@ -7,10 +7,35 @@ S := scripts
 WORK ?= $(CURDIR)/work
 export WORK
 
-.PHONY: all check run deps tree hygiene build kunit vm summary series quick check-each check-harness \
+.PHONY: all help check run deps tree hygiene build kunit vm summary series quick check-each check-harness \
 	check-fresh check-6.12 check-matrix check-debug debug-kernel check-wide clean
 
 all: check
+
+help:
+	@echo 'The two commands (README.md):'
+	@echo '  run            - the demo: boot the patched kernel on both VM backends, show the knobs at work'
+	@echo '  check          - all tests: hygiene, build, KUnit and selftests in both VMs, the demo'
+	@echo 'Stages (each is one script in scripts/):'
+	@echo '  deps           - install the Debian packages and fetch the pinned kernel source'
+	@echo '  tree           - work/linux: tag base, a branch per posting (kvm, cpuidle), master merging them'
+	@echo '  hygiene        - series files, either application order, round trip, checkpatch --strict'
+	@echo '  build          - VM kernel (with the KUnit suites), W=1 x86_64 and i386, selftests, Bochs'
+	@echo '  vm             - boot the VM kernel on BACKENDS and run KUnit, the selftests and checks'
+	@echo '  kunit          - KUnit with kunit.py on kernels of their own (KUNIT_ARCHES="x86_64 i386")'
+	@echo 'Developer workflow:'
+	@echo '  series         - export the posting branches of work/linux back to patches/$$KBASE/'
+	@echo '  quick          - rebuild and boot the tree as it is, reusing every cache'
+	@echo 'Wider checks:'
+	@echo '  check-each     - every patch of both postings builds on its own (W=1, KVM_WERROR)'
+	@echo '  check-matrix   - the build matrix of config/matrix.list (MATRIX=regex picks entries)'
+	@echo '  check-6.12     - the 6.12 backport: hygiene, VM kernel, Bochs boots (CI runs it)'
+	@echo '  check-fresh    - make check in a fresh debootstrap root, as on a new machine'
+	@echo '  check-harness  - the harness'"'"'s own tests: injected faults must turn it red'
+	@echo '  check-debug    - the debug kernel (KASAN, lockdep...) on DEBUG_BACKENDS'
+	@echo '  check-wide     - upstream KVM selftests beyond the curated lists, base against series'
+	@echo '  clean          - remove the build directories, initramfs, results and logs'
+	@echo 'Variables: KBASE=upstream|6.12 (default upstream, Linux 7.3), BACKENDS="qemu bochs".'
 
 deps:
 	@$(S)/deps.sh
@@ -83,7 +108,7 @@ DEBUG_APPEND ?= no5lvl
 LOAD_S_QEMU ?= 30
 LOAD_S_BOCHS ?= 3
 debug-kernel: build
-	@BUILD=$(WORK)/build-debug FRAGMENT="$(CURDIR)/config/vm.config $(CURDIR)/config/debug.config" \
+	@BUILD=$(WORK)/build-debug FRAGMENT="$(CURDIR)/config/vm.config $(CURDIR)/config/kunit.config $(CURDIR)/config/debug.config" \
 		$(S)/build.sh kernel
 
 check-debug: debug-kernel

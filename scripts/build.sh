@@ -58,7 +58,7 @@ fi
 [ "$mode" = config ] && exit 0
 
 say "building bzImage and modules (-j$JOBS)"
-run "$blog-kernel.log" mk bzImage modules
+run_progress "$blog-kernel.log" "$BUILD/.harness-objects" mk bzImage modules
 rm -rf "$BUILD/modroot"
 run "$blog-modules-install.log" mk INSTALL_MOD_PATH="$BUILD/modroot" INSTALL_MOD_STRIP=1 modules_install
 

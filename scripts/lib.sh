@@ -87,6 +87,37 @@ run() {
 	fi
 }
 
+# run_progress LOG COUNTFILE CMD...: run as "run" does, and once a minute
+# say how far CMD is: the objects built so far (lines of LOG that kbuild
+# prints per object: CC, AS, LD, AR...), as a share of the count of the
+# last complete run, kept in COUNTFILE, and the time elapsed.
+run_progress() {
+	local log=$1 countfile=$2 t0=$SECONDS pid last n of rc=0
+	shift 2
+	last=$(cat "$countfile" 2>/dev/null || true)
+	"$@" >"$log" 2>&1 &
+	pid=$!
+	while ! wait_tick "$pid"; do
+		n=$(grep -cE '^  [A-Z]' "$log" || true)
+		of=
+		[ "${last:-0}" -le 0 ] || of=" ($((n * 100 / last))% of the last build's $last)"
+		say "  ... $n objects$of, $(((SECONDS - t0) / 60))m$(((SECONDS - t0) % 60))s"
+	done
+	wait "$pid" || rc=$?
+	[ "$rc" = 0 ] || die "'$*' failed" "$log"
+	grep -cE '^  [A-Z]' "$log" >"$countfile" || true
+}
+
+# wait_tick PID: wait up to 60 s for PID to end; true once it has.
+wait_tick() {
+	local i
+	for i in $(seq 60); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 1
+	done
+	return 1
+}
+
 # list_file FILE...: the lines of list files, without comments and blank
 # lines.
 list_file() {

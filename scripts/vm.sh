@@ -182,7 +182,9 @@ for b in $BACKENDS; do
 	# suites (boot) and of the KVM suite (kvm.ko's load); kunit.py parses
 	# each.  Either one missing, or with no case, is a failure.
 	if [ "$mode" = check ] && [[ " $modes " == *" check "* ]] &&
-		grep -q '^CONFIG_KUNIT=y' "$BUILD/.config"; then
+		[ -n "$(git -C "$TREE" diff --name-only base HEAD -- '*.kunitconfig')" ]; then
+		grep -q '^CONFIG_KUNIT=y' "$BUILD/.config" ||
+			die "the series has KUnit suites, but the kernel of $BUILD has no CONFIG_KUNIT (config/kunit.config)"
 		kp=0 kf=0 ks=0
 		for part in BOOT KVM; do
 			klog=$LOGS/$VM_SUITE-$b-kunit-${part,,}.log kjson=$RESULTS/$VM_SUITE-$b-kunit-${part,,}.json
