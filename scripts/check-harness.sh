@@ -91,14 +91,14 @@ case_ "deps on a machine with nothing installed" "apt-get was asked for all [0-9
 # other versions only; the stage names the suite, the version it wanted and
 # the versions it found.
 if [ -n "${KERNEL_SRC_SUITE:-}" ]; then
-	case_ "a pinned kernel source gone from the archive" "$KERNEL_SRC_PKG $KERNEL_SRC_VER is gone from $KERNEL_SRC_SUITE .*versions found there: 7.3.5-1~bpo13\\+1 7.3.10-1~bpo13\\+1" '
+	case_ "a pinned kernel source gone from the archive" "$KERNEL_SRC_PKG .* is gone from $KERNEL_SRC_SUITE .*versions found there: 7.3.5-1~bpo13.1 7.3.10-1~bpo13.1" '
 		stage() {
 			local d=/tmp/src-stub.$$
 			mkdir -p $d
 			printf "#!/bin/sh\nexit 0\n" >$d/apt-get
 			printf "#!/bin/sh\nfor v in 7.3.10-1~bpo13+1 7.3.5-1~bpo13+1; do echo \" $KERNEL_SRC_PKG | \$v | http://stub $KERNEL_SRC_SUITE/main amd64 Packages\"; done\n" >$d/apt-cache
 			chmod +x $d/*
-			PATH=$d:$PATH WORK=$d/work KERNEL_TARBALL=$d/none.tar.xz scripts/deps.sh
+			PATH=$d:$PATH WORK=$d/work KERNEL_TARBALL=$d/none.tar.xz DEBIAN_MIRROR=http://stub scripts/deps.sh
 		}'
 fi
 
