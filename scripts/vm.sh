@@ -88,6 +88,19 @@ else
 	accel=(-accel tcg -cpu max) how="TCG, -cpu max (nested SVM)"
 fi
 
+# watch_guest PID CONSOLE TAP: wait for the emulator PID, saying once a
+# minute where the guest is: its last test line, or its console's last
+# line while it boots.  Returns the emulator's status.
+watch_guest() {
+	local pid=$1 phase
+	while ! wait_tick "$pid"; do
+		phase=$(grep -aE '^(not )?ok [0-9]+|^# selftest: ' "$3" 2>/dev/null | tail -n1 | tr -d '\r' | cut -c1-100)
+		[ -n "$phase" ] || phase="booting: $(tail -n1 "$2" 2>/dev/null | tr -d '\r' | cut -c1-80)"
+		say "  ... guest: $phase"
+	done
+	wait "$pid"
+}
+
 # boot BACKEND MODE TAP [QEMU ARGS...]: boot the guest in harness.mode MODE,
 # with its results in TAP; a hang, an emulator error, an oops or missing
 # results fail.  cpuidle.poll_wait_ns=20000: a guest without WAITPKG must
@@ -112,7 +125,8 @@ boot() {
 		if [ "$bmode" = run ]; then
 			"${cmd[@]}" -serial stdio </dev/null | tee "$out" | tr -d '\r' | grep -v '^HARNESS-DONE' || rc=$?
 		else
-			"${cmd[@]}" -serial file:"$out" </dev/null || rc=$?
+			"${cmd[@]}" -serial file:"$out" </dev/null &
+			watch_guest $! "$console" "$out" || rc=$?
 		fi
 	else
 		say "booting $(basename "$kernel") under Bochs (sapphire_rapids, emulated time), mode $bmode"
@@ -124,7 +138,8 @@ boot() {
 			tail -n +1 -f --pid=$pid "$out" | stdbuf -oL tr -d '\r' | grep --line-buffered -v '^HARNESS-DONE' || true
 			wait $pid || rc=$?
 		else
-			"${cmd[@]}" </dev/null >"$LOGS/$VM_SUITE-bochs-$bmode.log" 2>&1 || rc=$?
+			"${cmd[@]}" </dev/null >"$LOGS/$VM_SUITE-bochs-$bmode.log" 2>&1 &
+			watch_guest $! "$console" "$out" || rc=$?
 		fi
 	fi
 	[ "$rc" != 124 ] && [ "$rc" != 137 ] || die "the $backend guest hung: no poweroff within ${VM_TIMEOUT}s" "$console"
