@@ -81,7 +81,7 @@ if [ ${#missing[@]} != 0 ]; then
 	done
 	say "apt-get install ${install[*]}"
 	run "$LOGS/deps-install.log" apt-get install -y -q --no-install-recommends "${install[@]}"
-	have_src=$(dpkg-query -W -f '${Version}' "$KERNEL_SRC_PKG")
+	[ -n "${KERNEL_SRC_SUITE:-}" ] || have_src=$(dpkg-query -W -f '${Version}' "$KERNEL_SRC_PKG")
 fi
 
 [ -z "${KERNEL_SRC_SUITE:-}" ] || fetch_src

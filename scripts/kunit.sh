@@ -44,7 +44,7 @@ for c in $configs; do args+=(--kunitconfig="$TREE/$c"); done
 # then: the TSC is then marked unstable with no frequency, and the x86 wait
 # cases skip.  Give the frequency instead (any will do: they stub the TSC).
 args+=(--kernel_args=tsc_early_khz=2000000)
-# 7.2's kunit.py asks QEMU for "-accel kvm" before TCG.  On a host without
+# Since 7.2, kunit.py asks QEMU for "-accel kvm" before TCG.  On a host without
 # VMX or SVM whose /dev/kvm still opens, that guest never prints a line; as
 # vm.sh does, use TCG there: kunit.py finds, first in PATH, a QEMU that drops
 # "-accel kvm" (no mount namespace: check-fresh runs this in a chroot).
@@ -79,7 +79,7 @@ fi
 # The kernels are two entries of the build matrix (config/matrix.list):
 # kvm-y for x86_64 and i386, built by scripts/matrix.sh (merge_config.sh,
 # every option checked, W=1), in work/matrix-NAME; kunit.py boots them
-# ("kunit.py exec").  KUNIT_ARCHES="x86_64 i386" adds i386 (check-7.2 does),
+# ("kunit.py exec").  KUNIT_ARCHES="x86_64 i386" adds i386,
 # which catches what 64-bit code gets for free; make check builds i386 only
 # for what the series touches (build.sh), for CI's time.
 pass=0 fail=0 skip=0

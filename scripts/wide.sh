@@ -12,9 +12,9 @@ SUITE=wide
 
 rm -f "$RESULTS/$SUITE.count" "$RESULTS"/wide-base-*.count "$RESULTS"/wide-series-*.count
 LIST=$HARNESS/config/selftests-wide.list
-# (lib.sh keeps a 7.2 work directory's name ending in 7.2.)
+# (lib.sh keeps a 6.12 work directory's name ending in 6.12.)
 BASE_WORK=$WORK/base
-[ "$KBASE" = 6.12 ] || BASE_WORK=$WORK/base/7.2
+[ "$KBASE" != 6.12 ] || BASE_WORK=$WORK/base/6.12
 BASE_TREE=$BASE_WORK/linux
 OUT=$WORK/build-selftests-wide
 [ -f "$WORK/build-vm/arch/x86/boot/bzImage" ] || die "no VM kernel of the series (run 'make build')"
