@@ -57,6 +57,7 @@ mkdir -p "$root/root/.cache/ccache"
 log=$LOGS/fresh-check.log
 say "make check in the fresh root (output: $log; ccache: $ccache_dir)"
 set +e
+trap - ERR	# the status is looked at below
 unshare --kill-child --mount --pid --fork --propagation private bash -c '
 	set -e
 	root=$1 ccache=$2 harness=$3
@@ -78,6 +79,7 @@ unshare --kill-child --mount --pid --fork --propagation private bash -c '
 ' fresh "$root" "$ccache_dir" "$HARNESS" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
+err_trap
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1 || true)
 [ "$rc" = 0 ] || die "make check in the fresh root failed (status $rc${line:+: $line})"
 grep -qE '^[0-9]+ passed, 0 failed' <<<"$line" || die "make check in the fresh root printed no green summary line"

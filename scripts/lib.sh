@@ -76,7 +76,10 @@ die() {
 
 # A command that fails outside any check (set -e) still names itself: the
 # stage fails with its cause, not silently.
-trap 'die "unexpected error (status $?) at ${BASH_SOURCE[0]##*/}:$LINENO: $BASH_COMMAND"' ERR
+err_trap() {
+	trap 'die "unexpected error (status $?) at ${BASH_SOURCE[0]##*/}:$LINENO: $BASH_COMMAND"' ERR
+}
+err_trap
 
 # run LOG CMD...: run CMD with its output in LOG; fail the stage on error.
 run() {
