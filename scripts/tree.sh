@@ -118,7 +118,7 @@ am_posting() {
 			id=$(git -C "$TREE" patch-id --stable <"$PATCHES/$p" | cut -d' ' -f1)
 			for b in $POSTINGS; do
 				[ "$b" != "$name" ] || break
-				c=$(git -C "$TREE" rev-list --reverse base.."$b" | head -n1)
+				c=$(git -C "$TREE" rev-list --reverse base.."$b" | sed -n 1p)
 				[ -n "$c" ] || continue
 				if [ "$(git -C "$TREE" show "$c" | git -C "$TREE" patch-id --stable | cut -d' ' -f1)" = "$id" ]; then
 					git -C "$TREE" reset -q --hard "$c"
@@ -133,7 +133,7 @@ am_posting() {
 			git -C "$TREE" checkout -q -f --detach base
 			rm -f "$stamp_file"
 			cat "$LOGS/tree-am.log" >&2
-			failed=$(sed -n 's/^error: patch failed: //p' "$LOGS/tree-am.log" | head -n1)
+			failed=$(sed -n 's/^error: patch failed: //p' "$LOGS/tree-am.log" | sed -n 1p)
 			if [ -n "$failed" ]; then
 				file=${failed%:*} at=${failed##*:}
 				echo "---- the hunk of $p that does not apply to $file:$at ----" >&2
