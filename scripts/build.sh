@@ -75,18 +75,8 @@ if [[ " $FRAGMENT " == *" $HARNESS/config/kunit.config"* ]]; then
 			grep -qxF -- "$opt" "$BUILD/.config" || die "$opt of $c is not in the VM kernel ($BUILD/.config)"
 		done < <(grep -E '^CONFIG_' "$TREE/$c")
 	done
-	# objtool's noinstr validation of vmlinux.o, rerun because the build
-	# shows its warnings without failing.  objtool is 64-bit only.
-	[ -x "$BUILD/tools/objtool/objtool" ] || die "no objtool in $BUILD: the noinstr validation cannot run"
-	cp "$BUILD/vmlinux.o" "$WORK/objtool-vmlinux.o"
-	orc=0
-	"$BUILD/tools/objtool/objtool" --noinstr --link "$WORK/objtool-vmlinux.o" \
-		>"$blog-objtool.log" 2>&1 || orc=$?
-	rm -f "$WORK/objtool-vmlinux.o"
-	! grep -q 'warning: objtool' "$blog-objtool.log" ||
-		die "objtool: noinstr violations in the VM kernel" "$blog-objtool.log"
-	# A status other than 0 without a warning: objtool itself failed.
-	[ "$orc" = 0 ] || die "objtool failed (status $orc) on the VM kernel's vmlinux.o" "$blog-objtool.log"
+	# objtool's noinstr validation of vmlinux.o (lib.sh).
+	why=$(objtool_noinstr "$BUILD" "$blog-objtool.log") || die "$why" "$blog-objtool.log"
 	say "objtool: noinstr code of the VM kernel validated"
 fi
 [ "$mode" = kernel ] && exit 0

@@ -122,18 +122,7 @@ for arch in ${KUNIT_ARCHES:-x86_64}; do
 	# here because the build shows no objtool warning as an error.  objtool
 	# is 64-bit only.
 	[ "$arch" = x86_64 ] || continue
-	grep -q '^CONFIG_NOINSTR_VALIDATION=y' "$build/.config" ||
-		kdie "CONFIG_NOINSTR_VALIDATION is not set in the KUnit kernel" "$build/.config"
-	[ -x "$build/tools/objtool/objtool" ] || kdie "no objtool in $build: the noinstr validation cannot run"
-	cp "$build/vmlinux.o" "$WORK/kunit-vmlinux.o"
-	orc=0
-	"$build/tools/objtool/objtool" --noinstr --link "$WORK/kunit-vmlinux.o" \
-		>"$LOGS/kunit-objtool.log" 2>&1 || orc=$?
-	rm -f "$WORK/kunit-vmlinux.o"
-	! grep -q 'warning: objtool' "$LOGS/kunit-objtool.log" ||
-		kdie "objtool: noinstr violations in the KUnit kernel" "$LOGS/kunit-objtool.log"
-	# A status other than 0 without a warning: objtool itself failed.
-	[ "$orc" = 0 ] || kdie "objtool failed (status $orc) on the KUnit kernel's vmlinux.o" "$LOGS/kunit-objtool.log"
+	why=$(objtool_noinstr "$build" "$LOGS/kunit-objtool.log") || kdie "$why" "$LOGS/kunit-objtool.log"
 	say "objtool: noinstr code of the KUnit kernel validated"
 done
 record kunit "$pass" "$fail" "$skip"

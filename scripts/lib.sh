@@ -121,6 +121,24 @@ wait_tick() {
 	return 1
 }
 
+# objtool_noinstr BUILD LOG: objtool's noinstr validation of BUILD's
+# vmlinux.o, rerun because the build shows its warnings without failing
+# (objtool is 64-bit only).  Prints the cause and fails if the kernel lacks
+# NOINSTR_VALIDATION, objtool is missing or fails, or it warns.
+objtool_noinstr() {
+	local build=$1 log=$2 tmp=$WORK/objtool-vmlinux.o orc=0
+	grep -q '^CONFIG_NOINSTR_VALIDATION=y' "$build/.config" ||
+		{ echo "CONFIG_NOINSTR_VALIDATION is not set in $build"; return 1; }
+	[ -x "$build/tools/objtool/objtool" ] ||
+		{ echo "no objtool in $build: the noinstr validation cannot run"; return 1; }
+	cp "$build/vmlinux.o" "$tmp"
+	"$build/tools/objtool/objtool" --noinstr --link "$tmp" >"$log" 2>&1 || orc=$?
+	rm -f "$tmp"
+	! grep -q 'warning: objtool' "$log" || { echo "objtool: noinstr violations in $build"; return 1; }
+	# A status other than 0 without a warning: objtool itself failed.
+	[ "$orc" = 0 ] || { echo "objtool failed (status $orc) on $build/vmlinux.o"; return 1; }
+}
+
 # list_file FILE...: the lines of list files, without comments and blank
 # lines.
 list_file() {
