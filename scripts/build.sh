@@ -139,10 +139,13 @@ run "$LOGS/build-selftests.log" make -C "$TREE/tools/testing/selftests/kvm" \
 	EXTRA_CFLAGS=-static $targets
 say "built $(echo "$tests" | wc -w) selftest(s)"
 
-# The guest's own tools (the cross-CPU wakeup latency probe), static.
+# The guest's own tools (the cross-CPU wakeup latency probe, the emulated
+# clock's check), static.
 mkdir -p "$GUEST_OUT"
 run "$LOGS/build-guest.log" gcc -O2 -Wall -Wextra -Werror -static \
 	-o "$GUEST_OUT/pingpong" "$HARNESS/scripts/guest/pingpong.c"
+run "$LOGS/build-guest.log" gcc -O2 -Wall -Wextra -Werror -static \
+	-o "$GUEST_OUT/clock" "$HARNESS/scripts/guest/clock.c"
 
 # The Bochs backend's emulator, cached under work/bochs.
 if [[ " $BACKENDS " == *" bochs "* ]]; then

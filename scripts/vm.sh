@@ -56,8 +56,10 @@ initramfs() {
 	cp -a "$BUILD/modroot/lib" "$root/lib"
 	cp "$HARNESS/scripts/guest/init" "$root/init"
 	cp "$HARNESS/scripts/guest/demo" "$HARNESS/scripts/guest/load" "$root/harness/"
-	[ -x "$GUEST_OUT/pingpong" ] || die "$GUEST_OUT/pingpong was not built (run 'make build')"
-	cp "$GUEST_OUT/pingpong" "$root/harness/pingpong"
+	for t in pingpong clock; do
+		[ -x "$GUEST_OUT/$t" ] || die "$GUEST_OUT/$t was not built (run 'make build')"
+		cp "$GUEST_OUT/$t" "$root/harness/$t"
+	done
 	kvm_selftests "$list" >"$root/harness/tests"
 	# The tests to run, and the demo's workloads.
 	while read -r t _; do
