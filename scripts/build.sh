@@ -149,10 +149,10 @@ say "built $(echo "$tests" | wc -w) selftest(s)"
 # The guest's own tools (the cross-CPU wakeup latency probe, the emulated
 # clock's check), static.
 mkdir -p "$GUEST_OUT"
-run "$LOGS/build-guest.log" gcc -O2 -Wall -Wextra -Werror -static \
-	-o "$GUEST_OUT/pingpong" "$HARNESS/scripts/guest/pingpong.c"
-run "$LOGS/build-guest.log" gcc -O2 -Wall -Wextra -Werror -static \
-	-o "$GUEST_OUT/clock" "$HARNESS/scripts/guest/clock.c"
+for t in pingpong clock; do
+	run "$LOGS/build-guest-$t.log" gcc -O2 -Wall -Wextra -Werror -static \
+		-o "$GUEST_OUT/$t" "$HARNESS/scripts/guest/$t.c"
+done
 
 # The Bochs backend's emulator, cached under work/bochs.
 if [[ " $BACKENDS " == *" bochs "* ]]; then

@@ -22,19 +22,9 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
+#include "pin.h"
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		perror("sched_setaffinity");
-		exit(2);
-	}
-}
-
-/* The instruction stream: ITERATIONS rounds of a three-instruction loop. */
+/* The instruction stream: ITERATIONS rounds of a two-instruction loop. */
 static unsigned long long timed_loop(long iterations)
 {
 	unsigned long long t0, t1;
@@ -52,7 +42,7 @@ int main(int argc, char **argv)
 	int repeats = argc > 2 ? atoi(argv[2]) : 5;
 	int cpu_a = argc > 4 ? atoi(argv[3]) : 0;
 	int cpu_b = argc > 4 ? atoi(argv[4]) : 1;
-	unsigned long long spin = ~0ULL, sleep = ~0ULL, t;
+	unsigned long long spin = ~0ULL, asleep = ~0ULL, t;
 	volatile int *go;
 	pid_t pid;
 	int r;
@@ -87,10 +77,10 @@ int main(int argc, char **argv)
 		/* CPU B has nothing to run: it sleeps in the idle loop. */
 		usleep(1000);
 		t = timed_loop(iterations);
-		if (t < sleep)
-			sleep = t;
+		if (t < asleep)
+			asleep = t;
 	}
 	printf("clock: %ld iterations on CPU %d, CPU %d spinning %llu ticks, sleeping %llu ticks\n",
-	       iterations, cpu_a, cpu_b, spin, sleep);
+	       iterations, cpu_a, cpu_b, spin, asleep);
 	return 0;
 }

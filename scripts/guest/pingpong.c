@@ -15,19 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pin.h"
+
 #define WARMUP	100
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		perror("sched_setaffinity");
-		exit(2);
-	}
-}
 
 static void xfer(int rfd, int wfd, int first)
 {
