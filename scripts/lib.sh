@@ -90,25 +90,35 @@ run() {
 	fi
 }
 
-# run_progress LOG COUNTFILE CMD...: run as "run" does, and once a minute
-# say how far CMD is: the objects built so far (lines of LOG that kbuild
-# prints per object: CC, AS, LD, AR...), as a share of the count of the
-# last complete run, kept in COUNTFILE, and the time elapsed.
-run_progress() {
-	local log=$1 countfile=$2 t0=$SECONDS pid last n of rc=0
+# progress LOG COUNTFILE CMD...: run CMD with its output appended to LOG,
+# and once a minute say how far it is: the objects built so far (lines of
+# LOG that kbuild prints per object: CC, AS, LD, AR...), as a share of the
+# count of the last complete run, kept in COUNTFILE, and the time elapsed.
+# Returns CMD's status.
+progress() {
+	local log=$1 countfile=$2 t0=$SECONDS pid last n0 n of rc=0
 	shift 2
 	last=$(cat "$countfile" 2>/dev/null || true)
-	"$@" >"$log" 2>&1 &
+	n0=$(grep -cE '^  [A-Z]' "$log" 2>/dev/null || true)
+	"$@" >>"$log" 2>&1 &
 	pid=$!
 	while ! wait_tick "$pid"; do
-		n=$(grep -cE '^  [A-Z]' "$log" || true)
+		n=$(($(grep -cE '^  [A-Z]' "$log" || true) - ${n0:-0}))
 		of=
 		[ "${last:-0}" -le 0 ] || of=" ($((n * 100 / last))% of the last build's $last)"
 		say "  ... $n objects$of, $(((SECONDS - t0) / 60))m$(((SECONDS - t0) % 60))s"
 	done
 	wait "$pid" || rc=$?
-	[ "$rc" = 0 ] || die "'$*' failed" "$log"
-	grep -cE '^  [A-Z]' "$log" >"$countfile" || true
+	[ "$rc" != 0 ] || echo $(($(grep -cE '^  [A-Z]' "$log" || true) - ${n0:-0})) >"$countfile"
+	return "$rc"
+}
+
+# run_progress LOG COUNTFILE CMD...: "progress" with LOG emptied first;
+# fails the stage on error, as "run" does.
+run_progress() {
+	local log=$1
+	: >"$log"
+	progress "$@" || die "'${*:3}' failed" "$log"
 }
 
 # wait_tick PID: wait up to 60 s for PID to end; true once it has.

@@ -91,7 +91,7 @@ entry() {
 	done
 	local image=()
 	[ "$arch" = arm64 ] || image=(bzImage)
-	"${mk[@]}" -j"$JOBS" W=1 vmlinux "${image[@]}" modules >>"$log" 2>&1 ||
+	progress "$log" "$dir/.harness-objects" "${mk[@]}" -j"$JOBS" W=1 vmlinux "${image[@]}" modules ||
 		{ echo "the build failed" >>"$log"; return 1; }
 	# W=1 warnings in the series' files (the rest of the tree is not ours).
 	local f o w=0
