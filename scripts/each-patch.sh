@@ -16,7 +16,7 @@ branch=$(git -C "$TREE" symbolic-ref -q --short HEAD) || die "$TREE is not on a 
 # back: their content is what the VM kernel was built from, so the stages
 # that follow (check-harness) need not recompile what includes them.
 stamps=$(mktemp)
-git -C "$TREE" diff --name-only base "$branch" | (cd "$TREE" && xargs -r stat -c '%Y %n' 2>/dev/null) >"$stamps"
+git -C "$TREE" diff --name-only base "$branch" | (cd "$TREE" && xargs -r stat -c '%.9Y %n' 2>/dev/null) >"$stamps"
 restore() {
 	git -C "$TREE" checkout -q "$branch"
 	while read -r t f; do touch -m -d "@$t" "$TREE/$f"; done <"$stamps"

@@ -248,9 +248,12 @@ apt_need() {
 # is all of $WORK, tree and build directories alike, so that builds of one
 # tree in different build directories (the VM kernel, the matrix, the debug
 # kernel) share the cache wherever a file preprocesses the same.  Five
-# kernels per base do not fit ccache's default 5 GB.
-KMAKE_ARGS=()
+# kernels per base do not fit ccache's default 5 GB.  No kernel here has
+# Rust: RUSTC=false keeps whether a rustc is on PATH out of the configs'
+# toolchain symbols (CONFIG_RUSTC_VERSION...), so that a config, and what it
+# rebuilds, is the same on every machine (this one has rustc in ~/.cargo).
+KMAKE_ARGS=(RUSTC=false)
 if command -v ccache >/dev/null; then
 	export CCACHE_BASEDIR=$WORK CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G}
-	KMAKE_ARGS=("CC=ccache gcc")
+	KMAKE_ARGS+=("CC=ccache gcc")
 fi
