@@ -7,7 +7,7 @@ S := scripts
 WORK ?= $(CURDIR)/work
 export WORK
 
-.PHONY: all help check run deps tree hygiene build kunit vm summary series quick check-each check-harness \
+.PHONY: all help check run deps tree hygiene build kunit vm summary series quick check-each check-harness bench bench-host \
 	check-fresh check-6.12 check-matrix check-debug debug-kernel check-wide clean
 
 all: check
@@ -23,6 +23,9 @@ help:
 	@echo '  build          - VM kernel (with the KUnit suites), W=1 x86_64 and i386, selftests, Bochs'
 	@echo '  vm             - boot the VM kernel on BACKENDS and run KUnit, the selftests and checks'
 	@echo '  kunit          - KUnit with kunit.py on kernels of their own (KUNIT_ARCHES="x86_64 i386")'
+	@echo 'Benchmarks (docs/bench.md):'
+	@echo '  bench          - the bench in the VM kernel on BENCH_BACKEND (bochs; qemu with KVM on a WAITPKG host)'
+	@echo '  bench-host     - the same bench on this machine, booted with the series (as root)'
 	@echo 'Developer workflow:'
 	@echo '  series         - export the posting branches of work/linux back to patches/$$KBASE/'
 	@echo '  quick          - rebuild and boot the tree as it is, reusing every cache'
@@ -62,12 +65,24 @@ vm: build
 # series' KUnit suites run in the VM kernel, on both backends (vm.sh).
 check: hygiene build
 	@rm -f $(WORK)/results/*.count
-	@st=0; $(S)/vm.sh check || st=1; \
+	@st=0; $(S)/bench.sh test || st=1; $(S)/vm.sh check || st=1; \
 		$(S)/demo-check.sh || st=1; $(S)/summary.sh && exit $$st
 
 # The demo: boot the patched kernel and show the knob and the stats.
 run: build
 	@$(S)/vm.sh run
+
+# The numbers reviewers asked for (docs/bench.md): wake latency, power, CPU
+# time and the halt-poll stats against the knobs, as a CSV, a table and
+# plots in work/bench/.  "bench" boots the VM kernel on BENCH_BACKEND;
+# "bench-host" runs on this machine, which must run a kernel with the series.
+BENCH_BACKEND ?= bochs
+export BENCH_BACKEND
+bench: build
+	@$(S)/bench.sh vm
+
+bench-host: tree
+	@$(S)/build.sh config && BACKENDS=qemu $(S)/build.sh selftests && $(S)/bench.sh host
 
 # Developer workflow: export the tree's commits back to patches/.
 series:

@@ -207,6 +207,32 @@ case_ "a build error in one matrix configuration" "FAILED: 1 matrix configuratio
 case_ "a splat on the guest's console" "the qemu guest kernel reported: WARNING: .*lkdtm" "
 	stage() { HARNESS_INJECT=splat VM_MODES=cpuidle BACKENDS=qemu scripts/vm.sh check; }"
 
+# The bench (make bench, make bench-host) must not measure nothing in
+# silence: on a fake sysfs, with a fake halt_poll_wake_test, a knob that
+# refuses writes and runs whose halts were not polled must each fail it.
+bench_fake() {
+	cat <<-'EOF'
+	fake=/tmp/bench-fake.$$
+	mkdir -p $fake/sys/module/kvm/parameters $fake/t
+	printf '#!/bin/sh\nfor p in ipi msi; do echo "# result path=$p knob=$(cat $fake/sys/module/kvm/parameters/halt_poll_tpause_ns) poll_ns=1000000 p50=1000 p90=1100 p99=1200 max=1300 halt_exits=1000 halt_attempted_poll=1000 halt_successful_poll=${SUCC:-990} halt_poll_wait=${WAITS:-4000} halt_poll_wait_ns=900000 resent=0"; done\n' >$fake/t/halt_poll_wake_test
+	sed -i "s|\$fake|$fake|g" $fake/t/halt_poll_wake_test
+	chmod +x $fake/t/halt_poll_wake_test
+	bench() { BENCH_SYSFS=$fake/sys POWERCAP=$fake/none sh scripts/guest/bench -r 1 -k "0 20000" -t $fake/t; }
+	EOF
+}
+
+case_ "a bench whose knob writes are refused" "halt_poll_tpause_ns refuses non-zero values.*nothing to measure" "
+	$(bench_fake)
+	stage() { mkdir -p \$fake/sys/module/kvm/parameters/halt_poll_tpause_ns; bench; }"
+
+case_ "a bench whose halts were not polled" "tpause:20000 ipi: 0 of 1000 halts woken while polling" "
+	$(bench_fake)
+	stage() { echo 0 >\$fake/sys/module/kvm/parameters/halt_poll_tpause_ns; SUCC=0 bench; }"
+
+case_ "a bench whose knob made no wait" "tpause:20000 msi: 1000 polls, 0 waits" "
+	$(bench_fake)
+	stage() { echo 0 >\$fake/sys/module/kvm/parameters/halt_poll_tpause_ns; WAITS=0 bench; }"
+
 case_ "no test at all" "no test ran" "
 	stage() { rm -f work/results/*.count; scripts/summary.sh; }"
 

@@ -6,6 +6,8 @@
 #                 in a second boot; TAP on the second serial port
 #   vm.sh load    knob writes under load (scripts/guest/load), one boot
 #   vm.sh run     the demo of "make run", shown as it happens
+#   vm.sh bench   scripts/guest/bench (HARNESS_BENCH: its options), one boot
+#                 per backend; its output in results/bench-BACKEND.out
 # VM_MODES picks the boots of "check" (default "check cpuidle"),
 # GUEST_TIMEOUT the time each selftest gets in the guest (default 120 s),
 # VM_APPEND more kernel command line.
@@ -55,7 +57,7 @@ initramfs() {
 	ln -s busybox "$root/bin/sh"
 	cp -a "$BUILD/modroot/lib" "$root/lib"
 	cp "$HARNESS/scripts/guest/init" "$root/init"
-	cp "$HARNESS/scripts/guest/demo" "$HARNESS/scripts/guest/load" "$root/harness/"
+	cp "$HARNESS/scripts/guest/demo" "$HARNESS/scripts/guest/load" "$HARNESS/scripts/guest/bench" "$root/harness/"
 	for t in pingpong clock; do
 		[ -x "$GUEST_OUT/$t" ] || die "$GUEST_OUT/$t was not built (run 'make build')"
 		cp "$GUEST_OUT/$t" "$root/harness/$t"
@@ -96,7 +98,7 @@ fi
 watch_guest() {
 	local pid=$1 phase
 	while ! wait_tick "$pid"; do
-		phase=$(grep -aE '^(not )?ok [0-9]+|^# selftest: ' "$3" 2>/dev/null | tail -n1 | tr -d '\r' | cut -c1-100)
+		phase=$(grep -aE '^(not )?ok [0-9]+|^# selftest: |^bench: ' "$3" 2>/dev/null | tail -n1 | tr -d '\r' | cut -c1-100)
 		[ -n "$phase" ] || phase="booting: $(tail -n1 "$2" 2>/dev/null | tr -d '\r' | cut -c1-80)"
 		say "  ... guest: $phase"
 	done
@@ -115,6 +117,7 @@ boot() {
 	append+=" harness.backend=$backend cpuidle.poll_wait_ns=20000"
 	[ -z "${HARNESS_INJECT:-}" ] || append+=" harness.inject=$HARNESS_INJECT"
 	[ -z "${LOAD_S:-}" ] || append+=" harness.load_s=$LOAD_S"
+	[ -z "${HARNESS_BENCH:-}" ] || append+=" harness.bench=$HARNESS_BENCH"
 	[ -z "${GUEST_TIMEOUT:-}" ] || append+=" harness.timeout=$GUEST_TIMEOUT"
 	[ -z "${VM_APPEND:-}" ] || append+=" $VM_APPEND"
 	local cmd
@@ -168,6 +171,16 @@ if [ "$mode" = run ]; then
 		else
 			boot bochs run "$RESULTS/demo-bochs.out"
 		fi
+	done
+	exit 0
+fi
+
+if [ "$mode" = bench ]; then
+	for b in $BACKENDS; do
+		initramfs "$b"
+		args=()
+		[ "$b" != qemu ] || args=(-acpitable file="$cst")
+		boot "$b" bench "$RESULTS/bench-$b.out" "${args[@]}"
 	done
 	exit 0
 fi

@@ -1,0 +1,203 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Stage "bench": the numbers reviewers asked for (scripts/guest/bench
+# measures them), as a CSV, a summary table and plots in work/bench/.
+#   bench.sh vm      boot the VM kernel on BENCH_BACKEND and run the bench in
+#                    the guest: bochs (default here: WAITPKG, emulated time,
+#                    no RAPL), or qemu where the host has VMX and WAITPKG
+#                    (-accel kvm -cpu host: L1's halt polling waits on the
+#                    real CPU)
+#   bench.sh host    run the bench on this machine, booted with the series
+#   bench.sh report CSV   the table and the plots of a CSV
+#   bench.sh test    the bench's own tests: the RAPL arithmetic against a
+#                    fake powercap tree (with a counter wrap), and the table
+#                    and plots of a known CSV
+# BENCH_REPS (default 3 on a host, 1 in a VM), BENCH_KNOBS (default
+# "0 2000 5000 20000 50000") and BENCH_POLL_WAIT_NS (20000) set the runs.
+SUITE=bench
+. "$(dirname "$0")/lib.sh"
+
+OUT=${BENCH_OUT:-$WORK/bench}
+KNOBS=${BENCH_KNOBS:-0 2000 5000 20000 50000}
+mkdir -p "$OUT"
+
+# report CSV: the summary table (stdout and CSV.txt) and the plots.
+report() {
+	local csv=$1 base=${1%.csv}
+	[ "$(wc -l <"$csv")" -gt 1 ] || die "$csv has no rows"
+	# Per bench, setting and path: the median of each measure over the
+	# repetitions, its spread (min-max of p50), and the change of p50,
+	# p99, watts and CPU time against tpause:0 (and poll:0 for kvm).
+	awk -F, '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		{
+			k = $col["bench"] SUBSEP $col["setting"] SUBSEP $col["path"]
+			if (!(k in n)) order[++nk] = k
+			n[k]++
+			for (m = 1; m <= nm; m++) v[k, M[m], n[k]] = $col[M[m]]
+		}
+		function median(k, m,   a, i, j, t, c) {
+			c = 0
+			for (i = 1; i <= n[k]; i++) if (v[k, m, i] != "" && v[k, m, i] != "NA") a[++c] = v[k, m, i] + 0
+			if (!c) return "NA"
+			for (i = 2; i <= c; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+			return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
+		}
+		function spread(k, m,   i, lo, hi, x) {
+			lo = ""; hi = ""
+			for (i = 1; i <= n[k]; i++) {
+				x = v[k, m, i]
+				if (x == "" || x == "NA") continue
+				x += 0
+				if (lo == "" || x < lo) lo = x
+				if (hi == "" || x > hi) hi = x
+			}
+			return lo == "" ? "NA" : lo "-" hi
+		}
+		function pct(x, b) { return (x == "NA" || b == "NA" || b == 0) ? "NA" : sprintf("%+.1f%%", 100 * (x - b) / b) }
+		BEGIN { nm = split("p50 p99 mean halt_poll_wait pkg_w cpu_busy_s poll_usage", M, " ") }
+		END {
+			printf "%-9s %-16s %-9s %4s %8s %13s %8s %8s %10s %7s %7s %9s %9s %9s\n",
+				"bench", "setting", "path", "runs", "p50", "p50 spread", "p99", "mean", "waits", "pkg W", "CPU s",
+				"p50 vs 0", "W vs 0", "W vs poll0"
+			for (i = 1; i <= nk; i++) {
+				k = order[i]; split(k, f, SUBSEP)
+				base = f[1] SUBSEP (f[1] == "kvm" ? "tpause:0" : "poll_idle:0") SUBSEP f[3]
+				nopoll = f[1] SUBSEP "poll:0" SUBSEP f[3]
+				lat = f[3] == "perf-pipe" ? "mean" : "p50"
+				printf "%-9s %-16s %-9s %4d %8s %13s %8s %8s %10s %7s %7s %9s %9s %9s\n",
+					f[1], f[2], f[3], n[k], median(k, "p50"), spread(k, "p50"), median(k, "p99"),
+					median(k, "mean"), median(k, "halt_poll_wait"), median(k, "pkg_w"),
+					median(k, "cpu_busy_s"), pct(median(k, lat), median(base, lat)),
+					pct(median(k, "pkg_w"), median(base, "pkg_w")),
+					f[1] == "kvm" ? pct(median(k, "pkg_w"), median(nopoll, "pkg_w")) : "-"
+			}
+		}' "$csv" | tee "$base.txt"
+	command -v gnuplot >/dev/null || die "gnuplot not found (install gnuplot-nox, or run 'make deps')"
+	# The plots: latency against the knob, per path (p50 and p99 of every
+	# run), and power (or, without RAPL, CPU time) against the knob.
+	local dat=$base.plot.dat what=pkg_w label="package power (W, RAPL)"
+	awk -F, 'NR > 1 && $1 == "kvm" && $3 ~ /^tpause:/' "$csv" >"$dat"
+	[ -s "$dat" ] || die "$csv has no tpause rows to plot"
+	grep -qvE '^([^,]*,){18}NA,' "$dat" || { what=cpu_busy_s label="CPU time of all CPUs (s; no RAPL here)"; }
+	local wcol=19
+	[ "$what" = pkg_w ] || wcol=18
+	gnuplot <<-EOF || die "gnuplot failed"
+		set terminal pngcairo size 900,500 noenhanced
+		set datafile separator ","
+		set logscale x 10
+		set xlabel "halt_poll_tpause_ns (0 plotted at 500)"
+		set xrange [300:150000]
+		set key outside right
+		set grid
+		set output "$base-latency.png"
+		set ylabel "wake latency (ns)"
+		set title "halt_poll_wake_test: wake latency against the knob ($(basename "$csv"))"
+		plot "$dat" using (\$4 > 0 ? \$4 : 500):(strcol(6) eq "ipi" ? \$7 : 1/0) with points pt 7 title "ipi p50", \
+		     "$dat" using (\$4 > 0 ? \$4 : 500):(strcol(6) eq "ipi" ? \$9 : 1/0) with points pt 6 title "ipi p99", \
+		     "$dat" using (\$4 > 0 ? \$4 : 500):(strcol(6) eq "msi" ? \$7 : 1/0) with points pt 5 title "msi p50", \
+		     "$dat" using (\$4 > 0 ? \$4 : 500):(strcol(6) eq "msi" ? \$9 : 1/0) with points pt 4 title "msi p99"
+		set output "$base-power.png"
+		set ylabel "$label"
+		set title "$label against the knob, per run"
+		plot "$dat" using (\$4 > 0 ? \$4 : 500):(strcol(6) eq "ipi" ? \$$wcol : 1/0) with points pt 7 title "$what"
+	EOF
+	say "table: $base.txt; plots: $base-latency.png, $base-power.png"
+}
+
+# A fake powercap tree: two packages, each with a core domain, and one
+# DRAM domain that must not count; package 1's counter wraps.
+fake_powercap() {
+	local d=$1 phase=$2
+	mkdir -p "$d"/intel-rapl:{0,0:0,1,1:0,0:1}
+	echo package-0 >"$d/intel-rapl:0/name"
+	echo core >"$d/intel-rapl:0:0/name"
+	echo package-1 >"$d/intel-rapl:1/name"
+	echo core >"$d/intel-rapl:1:0/name"
+	echo dram >"$d/intel-rapl:0:1/name"
+	for x in 0 0:0 1 1:0 0:1; do echo 262143328850 >"$d/intel-rapl:$x/max_energy_range_uj"; done
+	if [ "$phase" = before ]; then
+		echo 1000000 >"$d/intel-rapl:0/energy_uj"
+		echo 500000 >"$d/intel-rapl:0:0/energy_uj"
+		echo 262142328850 >"$d/intel-rapl:1/energy_uj"
+		echo 100 >"$d/intel-rapl:1:0/energy_uj"
+		echo 5 >"$d/intel-rapl:0:1/energy_uj"
+	else
+		# Over 2 s: package 0 +30 J, package 1 +10 J across the wrap
+		# (1 J before it, 9 J after), cores +8 J and +2 J, DRAM +100 J.
+		echo 31000000 >"$d/intel-rapl:0/energy_uj"
+		echo 8500000 >"$d/intel-rapl:0:0/energy_uj"
+		echo 9000000 >"$d/intel-rapl:1/energy_uj"
+		echo 2000100 >"$d/intel-rapl:1:0/energy_uj"
+		echo 100000005 >"$d/intel-rapl:0:1/energy_uj"
+	fi
+}
+
+selftest() {
+	local t pass=0 fail=0 got
+	t=$(mktemp -d)
+	trap 'rm -rf "$t"' RETURN
+	check() {
+		if [ "$2" = "$3" ]; then pass=$((pass + 1)); echo "ok - $1"
+		else fail=$((fail + 1)); echo "not ok - $1: got '$2', want '$3'"; fi
+	}
+	# The snapshot code of the guest script, on the fake tree.
+	fake_powercap "$t/pc" before
+	POWERCAP=$t/pc sh -c '. /dev/stdin' <<<"$(sed -n '/^rapl_snapshot()/,/^}/p' "$HARNESS/scripts/guest/bench"); rapl_snapshot" >"$t/r0"
+	fake_powercap "$t/pc" after
+	POWERCAP=$t/pc sh -c '. /dev/stdin' <<<"$(sed -n '/^rapl_snapshot()/,/^}/p' "$HARNESS/scripts/guest/bench"); rapl_snapshot" >"$t/r1"
+	check "RAPL: four package and core domains read, DRAM left out" "$(wc -l <"$t/r0")" 4
+	got=$(sh "$HARNESS/scripts/guest/bench" rapl-watts "$t/r0" "$t/r1" 2)
+	check "RAPL: 40 J of packages (one across a wrap) and 10 J of cores in 2 s" "$got" "20.000 5.000"
+	check "RAPL: no domain is NA, not 0 W" "$(sh "$HARNESS/scripts/guest/bench" rapl-watts /dev/null /dev/null 2)" "NA NA"
+	# A known CSV: medians, the change against knob 0, and the plots.
+	{
+		echo "bench,rep,setting,knob,poll_ns,path,p50,p90,p99,max,mean,halt_exits,halt_successful_poll,halt_poll_wait,halt_poll_wait_ns,resent,seconds,cpu_busy_s,pkg_w,core_w,c01_pct,poll_usage,poll_time_us"
+		for r in 1 2 3; do
+			echo "kvm,$r,tpause:0,0,1000000,ipi,$((1000 + r * 10)),1100,1200,1300,,1000,990,0,0,0,2.0,2.0,$((100 + r)),50,NA,,"
+			echo "kvm,$r,tpause:20000,20000,1000000,ipi,$((1050 + r * 10)),1100,1200,1300,,1000,990,4000,900000,0,2.0,1.5,$((80 + r)),40,NA,,"
+			echo "kvm,$r,poll:0,0,0,ipi,$((5000 + r)),6000,7000,8000,,1000,0,0,0,0,2.0,0.5,$((60 + r)),30,NA,,"
+		done
+	} >"$t/known.csv"
+	BENCH_OUT=$t report "$t/known.csv" >"$t/report.out" 2>&1 || cat "$t/report.out"
+	got=$(awk '$2 == "tpause:20000" { print $5, $12, $13, $14 }' "$t/known.txt" 2>/dev/null)
+	check "report: median p50, +4.9% latency, -19.6% W against knob 0, +32.3% against poll:0" \
+		"$got" "1070 +4.9% -19.6% +32.3%"
+	check "report: the latency plot" "$(head -c 4 "$t/known-latency.png" 2>/dev/null | tail -c 3)" PNG
+	check "report: the power plot" "$(head -c 4 "$t/known-power.png" 2>/dev/null | tail -c 3)" PNG
+	record bench-test "$pass" "$fail" 0
+	[ "$fail" = 0 ] || die "$fail bench test(s) failed"
+	say "bench: $pass tests of the RAPL reader and the report pass"
+}
+
+csv=$OUT/bench-$(date +%Y%m%d-%H%M%S)
+case ${1:-} in
+test)
+	selftest
+	;;
+report)
+	[ -f "${2:-}" ] || die "usage: bench.sh report CSV"
+	report "$2"
+	;;
+host)
+	tests=$WORK/build-selftests/x86
+	[ -d "$tests" ] || tests=$WORK/build-selftests/x86_64
+	[ -x "$tests/halt_poll_wake_test" ] || die "no halt_poll_wake_test in $tests (run 'make build')"
+	say "bench on this machine ($(uname -r)): the table comes at the end; progress on stderr"
+	PINGPONG=$WORK/build-guest/pingpong sh "$HARNESS/scripts/guest/bench" -r "${BENCH_REPS:-3}" \
+		-k "$KNOBS" -c "${BENCH_POLL_WAIT_NS:-20000}" -t "$tests" >"$csv-host.csv" ||
+		die "the bench measured nothing, or not everything (rows so far: $csv-host.csv)"
+	report "$csv-host.csv"
+	;;
+vm)
+	b=${BENCH_BACKEND:-bochs}
+	HARNESS_BENCH="reps=${BENCH_REPS:-1},knobs=${KNOBS// /:},cknob=${BENCH_POLL_WAIT_NS:-20000}" \
+		BACKENDS=$b VM_TIMEOUT=${VM_TIMEOUT:-3600} "$HARNESS/scripts/vm.sh" bench || exit 1
+	grep -E '^(bench|kvm|poll_idle),' "$RESULTS/bench-$b.out" >"$csv-$b.csv"
+	[ "$(wc -l <"$csv-$b.csv")" -gt 1 ] || die "the $b guest's bench printed no rows ($RESULTS/bench-$b.out)"
+	report "$csv-$b.csv"
+	;;
+*)
+	die "usage: bench.sh vm|host|test|report CSV"
+	;;
+esac
