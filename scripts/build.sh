@@ -105,10 +105,10 @@ w1() {
 	local t
 	for t in $tests; do
 		[ "$t" = -e ] || grep -q "^CONFIG_$t=y" "$dir/.config" || {
-			# The cpuidle poll hook, and so its test, is 64-bit only.
+			# The UMWAIT cpu_poll_relax(), and so its test, is 64-bit only.
 			if [ "$arch" = i386 ] && [ "$t" = X86_UMWAIT_KUNIT_TEST ] &&
-				! grep -q '^CONFIG_ARCH_HAS_CPUIDLE_POLL_WAIT=y' "$dir/.config"; then
-				say "  $t: no cpuidle poll hook on i386"
+				! grep -q '^CONFIG_X86_64=y' "$dir/.config"; then
+				say "  $t: no UMWAIT cpu_poll_relax() on i386"
 				continue
 			fi
 			die "CONFIG_$t=y did not survive olddefconfig for $arch: the W=1 build would skip the test"

@@ -23,7 +23,7 @@ for b in $BACKENDS; do
 		fi
 	}
 	check "the knob read back" '^\$ cat /sys/module/kvm/parameters/halt_poll_tpause_ns'
-	check "the cpuidle knob read back" '^\$ cat /sys/module/cpuidle/parameters/poll_wait_ns'
+	check "the cpuidle knob read back" '^\$ cat /sys/module/umwait/parameters/poll_wait_ns'
 	check "the POLL state in use" '^  POLL usage, both CPUs: [0-9]+ -> [0-9]+ \(\+[1-9][0-9]*\)$'
 	if [ "$b" = qemu ]; then
 		check "a refused write" 'write error: (Operation not supported|Invalid argument|Numerical result out of range)'
@@ -36,7 +36,7 @@ for b in $BACKENDS; do
 		check "bad input refused" 'write error: (Invalid argument|Numerical result out of range)'
 		check "wait stats that moved" '^  halt_poll_wait +0 +[1-9][0-9]*$'
 		check "the wakeup latency at 20000, within bounds" '^=> At 20000, the wakeup.s store ends the UMWAIT'
-		check "cpuidle.poll_wait_ns taken" '^=> poll_idle\(\) waited in UMWAIT on the thread flags, up to 20000 ns'
+		check "umwait.poll_wait_ns taken" '^=> poll_idle\(\) waited in UMWAIT on the thread flags, up to 20000 ns'
 		check "the POLL wakeup latency at 0" '^  0 +[0-9]+ +[0-9]+ +[0-9]+$'
 		check "the POLL wakeup latency at 20000" '^  20000 +[0-9]+ +[0-9]+ +[0-9]+$'
 	fi

@@ -107,14 +107,14 @@ watch_guest() {
 
 # boot BACKEND MODE TAP [QEMU ARGS...]: boot the guest in harness.mode MODE,
 # with its results in TAP; a hang, an emulator error, an oops or missing
-# results fail.  cpuidle.poll_wait_ns=20000: a guest without WAITPKG must
+# results fail.  umwait.poll_wait_ns=20000: a guest without WAITPKG must
 # take it as 0 with one log line, one with WAITPKG must take it.
 boot() {
 	local backend=$1 bmode=$2 out=$3 rc=0
 	shift 3
 	local console=$LOGS/$VM_SUITE-$backend-$bmode-console.log
 	local append="console=ttyS0,115200 loglevel=5 panic=-1 oops=panic harness.mode=$bmode"
-	append+=" harness.backend=$backend cpuidle.poll_wait_ns=20000"
+	append+=" harness.backend=$backend umwait.poll_wait_ns=20000"
 	[ -z "${HARNESS_INJECT:-}" ] || append+=" harness.inject=$HARNESS_INJECT"
 	[ -z "${LOAD_S:-}" ] || append+=" harness.load_s=$LOAD_S"
 	[ -z "${HARNESS_BENCH:-}" ] || append+=" harness.bench=$HARNESS_BENCH"

@@ -5,12 +5,20 @@
  * in between.  Prints the percentiles of the round-trip time, in ns of
  * CLOCK_MONOTONIC (emulated time under Bochs).
  *
- *   pingpong [ROUNDS [CPU_A CPU_B]]
+ * With -s, CPU A never goes idle: it spins on a non-blocking read for the
+ * reply, so only CPU B's wakeup is timed, and nothing A does after its
+ * store (such as arming a monitor of its own when it idles) can end B's
+ * wait in its place.
+ *
+ *   pingpong [-s] [ROUNDS [CPU_A CPU_B]]
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,10 +30,14 @@
 static void xfer(int rfd, int wfd, int first)
 {
 	char c = 0;
+	ssize_t r;
 
 	if (first && write(wfd, &c, 1) != 1)
 		exit(2);
-	if (read(rfd, &c, 1) != 1)
+	/* EAGAIN only with -s, where rfd does not block. */
+	while ((r = read(rfd, &c, 1)) < 0 && errno == EAGAIN)
+		;
+	if (r != 1)
 		exit(2);
 	if (!first && write(wfd, &c, 1) != 1)
 		exit(2);
@@ -48,15 +60,19 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	int rounds = argc > 1 ? atoi(argv[1]) : 1000;
-	int cpu_a = argc > 3 ? atoi(argv[2]) : 0;
-	int cpu_b = argc > 3 ? atoi(argv[3]) : 1;
-	int ab[2], ba[2], i, status;
+	int spin = argc > 1 && !strcmp(argv[1], "-s");
+	int rounds, cpu_a, cpu_b, ab[2], ba[2], i, status;
 	long long *rtt, t;
 	pid_t pid;
 
-	if (rounds < 1 || pipe(ab) || pipe(ba)) {
-		fprintf(stderr, "usage: pingpong [ROUNDS [CPU_A CPU_B]]\n");
+	argc -= spin;
+	argv += spin;
+	rounds = argc > 1 ? atoi(argv[1]) : 1000;
+	cpu_a = argc > 3 ? atoi(argv[2]) : 0;
+	cpu_b = argc > 3 ? atoi(argv[3]) : 1;
+	if (rounds < 1 || pipe(ab) || pipe(ba) ||
+	    (spin && fcntl(ba[0], F_SETFL, O_NONBLOCK))) {
+		fprintf(stderr, "usage: pingpong [-s] [ROUNDS [CPU_A CPU_B]]\n");
 		return 2;
 	}
 	rtt = calloc(rounds, sizeof(*rtt));
@@ -83,8 +99,8 @@ int main(int argc, char **argv)
 		return 2;
 
 	qsort(rtt, rounds, sizeof(*rtt), cmp);
-	printf("pingpong: %d round trips, CPU %d <-> CPU %d, ns: p50 %lld p90 %lld p99 %lld max %lld\n",
-	       rounds, cpu_a, cpu_b, rtt[rounds / 2], rtt[rounds * 90 / 100],
+	printf("pingpong%s: %d round trips, CPU %d <-> CPU %d, ns: p50 %lld p90 %lld p99 %lld max %lld\n",
+	       spin ? " -s" : "", rounds, cpu_a, cpu_b, rtt[rounds / 2], rtt[rounds * 90 / 100],
 	       rtt[rounds * 99 / 100], rtt[rounds - 1]);
 	return 0;
 }
