@@ -93,8 +93,8 @@ run() {
 # progress LOG COUNTFILE CMD...: run CMD with its output appended to LOG,
 # and once a minute say how far it is: the objects built so far (lines of
 # LOG that kbuild prints per object: CC, AS, LD, AR...), as a share of the
-# count of the last complete run, kept in COUNTFILE, and the time elapsed.
-# Returns CMD's status.
+# largest count of a complete run, kept in COUNTFILE (a full build's, not an
+# incremental one's), and the time elapsed.  Returns CMD's status.
 progress() {
 	local log=$1 countfile=$2 t0=$SECONDS pid last n0 n of rc=0
 	shift 2
@@ -105,11 +105,12 @@ progress() {
 	while ! wait_tick "$pid"; do
 		n=$(($(grep -cE '^  [A-Z]' "$log" || true) - ${n0:-0}))
 		of=
-		[ "${last:-0}" -le 0 ] || of=" ($((n * 100 / last))% of the last build's $last)"
+		[ "${last:-0}" -le 0 ] || of=" ($((n * 100 / last))% of a full build's $last)"
 		say "  ... $n objects$of, $(((SECONDS - t0) / 60))m$(((SECONDS - t0) % 60))s"
 	done
 	wait "$pid" || rc=$?
-	[ "$rc" != 0 ] || echo $(($(grep -cE '^  [A-Z]' "$log" || true) - ${n0:-0})) >"$countfile"
+	n=$(($(grep -cE '^  [A-Z]' "$log" || true) - ${n0:-0}))
+	[ "$rc" != 0 ] || [ "$n" -le "${last:-0}" ] || echo "$n" >"$countfile"
 	return "$rc"
 }
 
