@@ -147,9 +147,9 @@ run "$LOGS/build-selftests.log" make -C "$TREE/tools/testing/selftests/kvm" \
 say "built $(echo "$tests" | wc -w) selftest(s)"
 
 # The guest's own tools (the cross-CPU wakeup latency probe, the emulated
-# clock's check), static.
+# clock's and monitor's checks), static.
 mkdir -p "$GUEST_OUT"
-for t in pingpong clock; do
+for t in pingpong clock monitor; do
 	run "$LOGS/build-guest-$t.log" gcc -O2 -Wall -Wextra -Werror -static \
 		-o "$GUEST_OUT/$t" "$HARNESS/scripts/guest/$t.c"
 done

@@ -58,7 +58,7 @@ initramfs() {
 	cp -a "$BUILD/modroot/lib" "$root/lib"
 	cp "$HARNESS/scripts/guest/init" "$root/init"
 	cp "$HARNESS/scripts/guest/demo" "$HARNESS/scripts/guest/load" "$HARNESS/scripts/guest/bench" "$root/harness/"
-	for t in pingpong clock; do
+	for t in pingpong clock monitor; do
 		[ -x "$GUEST_OUT/$t" ] || die "$GUEST_OUT/$t was not built (run 'make build')"
 		cp "$GUEST_OUT/$t" "$root/harness/$t"
 	done

@@ -5,10 +5,11 @@
  * in between.  Prints the percentiles of the round-trip time, in ns of
  * CLOCK_MONOTONIC (emulated time under Bochs).
  *
- * With -s, CPU A never goes idle: it spins on a non-blocking read for the
- * reply, so only CPU B's wakeup is timed, and nothing A does after its
- * store (such as arming a monitor of its own when it idles) can end B's
- * wait in its place.
+ * With -s, CPU A never goes idle: it spins for GAP_NS before each round, so
+ * that CPU B is idle by then, and on a non-blocking read for the reply, so
+ * only CPU B's wakeup is timed, and nothing A does after its store (such
+ * as arming a monitor of its own when it idles) can end B's wait in its
+ * place.
  *
  *   pingpong [-s] [ROUNDS [CPU_A CPU_B]]
  */
@@ -26,6 +27,7 @@
 #include "pin.h"
 
 #define WARMUP	100
+#define GAP_NS	30000
 
 static void xfer(int rfd, int wfd, int first)
 {
@@ -90,6 +92,11 @@ int main(int argc, char **argv)
 	}
 	pin(cpu_a);
 	for (i = 0; i < WARMUP + rounds; i++) {
+		if (spin) {
+			t = now_ns();
+			while (now_ns() - t < GAP_NS)
+				;
+		}
 		t = now_ns();
 		xfer(ba[0], ab[1], 1);
 		if (i >= WARMUP)
