@@ -12,7 +12,8 @@
  * On hardware, and on Bochs with bochs/0001, B wakes tens of ticks after
  * the store.  On stock Bochs, a store through a TLB entry made before the
  * monitor was armed bypasses the monitor, and B sleeps on to the UMWAIT
- * time limit (IA32_UMWAIT_CONTROL, 100000 ticks by default).  In the
+ * time limit (IA32_UMWAIT_CONTROL, 100000 ticks by default): the first
+ * stores of a run do.  In the
  * kernel's own wakeups of a polling CPU the waker writes with a locked
  * instruction through a TLB entry made while the page was monitored,
  * which stock Bochs does not hand out, so they never show the bug.
