@@ -12,8 +12,10 @@
  * On hardware, and on Bochs with bochs/0001, B wakes tens of ticks after
  * the store.  On stock Bochs, a store through a TLB entry made before the
  * monitor was armed bypasses the monitor, and B sleeps on to the UMWAIT
- * time limit (IA32_UMWAIT_CONTROL, 100000 ticks by default): the first
- * stores of a run do.  In the
+ * time limit (IA32_UMWAIT_CONTROL, 100000 ticks by default).  Before each
+ * round, A drops its TLB entry for the page (mprotect()) and makes a new
+ * one with a write while no monitor is armed, so that every store can
+ * take that path.  In the
  * kernel's own wakeups of a polling CPU the waker writes with a locked
  * instruction through a TLB entry made while the page was monitored,
  * which stock Bochs does not hand out, so they never show the bug.
@@ -42,7 +44,9 @@ struct shared {
 	/* B's handshake, in another line: round armed, and delay seen. */
 	volatile long armed __attribute__((aligned(64)));
 	volatile long done;
-	volatile int go;
+	volatile long go;
+	/* Written by A before B arms, to make A's TLB entry for the page. */
+	volatile long scratch __attribute__((aligned(64)));
 	volatile unsigned long long delay;
 };
 
@@ -90,7 +94,7 @@ int main(int argc, char **argv)
 	delay = calloc(rounds, sizeof(*delay));
 	if (s == MAP_FAILED || !delay)
 		return 2;
-	s->armed = s->done = -1;
+	s->armed = s->done = s->go = -1;
 
 	pin(cpu_a);
 	pid = fork();
@@ -98,9 +102,9 @@ int main(int argc, char **argv)
 		return 2;
 	if (!pid) {
 		pin(cpu_b);
-		while (!s->go)
-			_mm_pause();
 		for (r = 0; r < rounds; r++) {
+			while (s->go != r)
+				_mm_pause();
 			umonitor(&s->word);
 			s->armed = r;
 			if (s->word == (unsigned long)r)
@@ -113,13 +117,18 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	/*
-	 * A writes the page before any monitor is armed on it, and after
-	 * fork(), which flushed A's TLB.
-	 */
 	s->word = 0;
-	s->go = 1;
 	for (r = 0; r < rounds; r++) {
+		/*
+		 * Drop A's TLB entry for the page (mprotect() flushes it) and
+		 * make a new one with a write while no monitor is armed on the
+		 * page, then let B arm.
+		 */
+		if (mprotect((void *)s, 4096, PROT_READ) ||
+		    mprotect((void *)s, 4096, PROT_READ | PROT_WRITE))
+			return 2;
+		s->scratch = r;
+		s->go = r;
 		while (s->armed != r)
 			_mm_pause();
 		t = __rdtsc();
