@@ -41,7 +41,7 @@ DISK_CHS=(130 16 63)
 # clearcpuid=amx_tile: XSETBV with the AMX tile state takes a #GP.
 # no5lvl: with LA57, Bochs panics "SMM restore: CR4 consistency check failed".
 # kvm_intel.enable_apicv=0: with APICv, L2 guests die taking interrupts.
-BOCHS_APPEND="clearcpuid=amx_tile no5lvl kvm_intel.enable_apicv=0"
+BOCHS_APPEND=${BOCHS_APPEND:-"clearcpuid=amx_tile no5lvl kvm_intel.enable_apicv=0"}
 
 BX=$BOCHS_DIR
 BX_BIN=$BX/bin/bochs
