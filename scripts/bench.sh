@@ -64,7 +64,8 @@ report() {
 				k = order[i]; split(k, f, SUBSEP)
 				base = f[1] SUBSEP (f[1] == "kvm" ? "tpause:0" : "poll_idle:0") SUBSEP f[3]
 				nopoll = f[1] SUBSEP "poll:0" SUBSEP f[3]
-				lat = f[3] == "perf-pipe" ? "mean" : "p50"
+				# Round trips have a mean only (perf, the IPI ping-pong).
+				lat = f[3] == "perf-pipe" || f[3] == "ipi-rr" ? "mean" : "p50"
 				printf "%-9s %-16s %-9s %4d %8s %13s %8s %8s %10s %7s %7s %9s %9s %9s\n",
 					f[1], f[2], f[3], n[k], median(k, "p50"), spread(k, "p50"), median(k, "p99"),
 					median(k, "mean"), median(k, "halt_poll_wait"), median(k, "pkg_w"),
@@ -157,12 +158,16 @@ selftest() {
 			echo "kvm,$r,tpause:0,0,1000000,ipi,$((1000 + r * 10)),1100,1200,1300,,1000,990,0,0,0,2.0,2.0,$((100 + r)),50,NA,,"
 			echo "kvm,$r,tpause:20000,20000,1000000,ipi,$((1050 + r * 10)),1100,1200,1300,,1000,990,4000,900000,0,2.0,1.5,$((80 + r)),40,NA,,"
 			echo "kvm,$r,poll:0,0,0,ipi,$((5000 + r)),6000,7000,8000,,1000,0,0,0,0,2.0,0.5,$((60 + r)),30,NA,,"
+			echo "kvm,$r,tpause:0,0,1000000,ipi-rr,,,,,$((2000 + r * 100)),,,,,,1.0,2.0,NA,NA,NA,,"
+			echo "kvm,$r,tpause:20000,20000,1000000,ipi-rr,,,,,$((2100 + r * 100)),,,,,,1.0,1.5,NA,NA,NA,,"
 		done
 	} >"$t/known.csv"
 	BENCH_OUT=$t report "$t/known.csv" >"$t/report.out" 2>&1 || cat "$t/report.out"
-	got=$(awk '$2 == "tpause:20000" { print $5, $12, $13, $14 }' "$t/known.txt" 2>/dev/null)
+	got=$(awk '$2 == "tpause:20000" && $3 == "ipi" { print $5, $12, $13, $14 }' "$t/known.txt" 2>/dev/null)
 	check "report: median p50, +4.9% latency, -19.6% W against knob 0, +32.3% against poll:0" \
 		"$got" "1070 +4.9% -19.6% +32.3%"
+	got=$(awk '$2 == "tpause:20000" && $3 == "ipi-rr" { print $8, $12 }' "$t/known.txt" 2>/dev/null)
+	check "report: the ping-pong's mean round trip, +4.5% against knob 0" "$got" "2300 +4.5%"
 	check "report: the latency plot" "$(head -c 4 "$t/known-latency.png" 2>/dev/null | tail -c 3)" PNG
 	check "report: the power plot" "$(head -c 4 "$t/known-power.png" 2>/dev/null | tail -c 3)" PNG
 	record bench-test "$pass" "$fail" 0
