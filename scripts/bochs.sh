@@ -24,11 +24,16 @@ BOCHS_DEBIAN=bochs_3.0+dfsg-1.debian.tar.xz
 BOCHS_DEBIAN_SHA256=c68fe1162aa485249467ec93707ccbf5d039b00d12815899fc2c819ec16d00df
 # Headless, x86-64 SMP with VMX (and EPT), WAITPKG and the rest of a
 # Sapphire Rapids model.  No plugins: one self-contained binary.
+# --disable-show-ips: the "ips = ..." line comes from a SIGALRM handler that
+# writes the log with stdio; a signal that lands while the emulator itself
+# writes the log (a guest that halts with IF=0 logs a line per HLT) leaves
+# Bochs waiting forever on its own FILE lock (seen: a demo boot hung in
+# futex_wait, single-threaded, 2026-12-03).
 BOCHS_CONFIGURE=(--with-nogui --enable-x86-64 --enable-smp --enable-vmx=2 --enable-avx
 	--enable-evex --enable-amx --enable-cpu-level=6 --enable-all-optimizations
 	--enable-monitor-mwait --enable-pci --enable-cet --enable-protection-keys
 	--enable-uintr --enable-repeat-speedups --enable-fpu --enable-a20-pin
-	--disable-docbook)
+	--disable-docbook --disable-show-ips)
 BOCHS_CFLAGS="-O2 -pipe"
 # Debian's own patches (debian/patches/series in the .debian.tar.xz) change
 # the sample bochsrc, the man page, the docbook build and bios/Makefile.in
