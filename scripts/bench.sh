@@ -181,6 +181,8 @@ test)
 	selftest
 	;;
 report)
+	# Not a test stage of its own: a failure here is its caller's.
+	SUITE=
 	[ -f "${2:-}" ] || die "usage: bench.sh report CSV"
 	report "$2"
 	;;
