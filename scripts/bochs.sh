@@ -155,16 +155,16 @@ build() {
 	say "built $BX_BIN"
 }
 
-# make_disk KERNEL INITRD APPEND: the syslinux boot disk, $BX/disk.img,
+# make_disk KERNEL INITRD APPEND: the syslinux boot disk, $bdir/disk.img,
 # made without a loop mount.
 make_disk() {
-	local img=$BX/disk.img cfg=$BX/syslinux.cfg
+	local img=$bdir/disk.img cfg=$bdir/syslinux.cfg
 	local sectors=$((DISK_CHS[0] * DISK_CHS[1] * DISK_CHS[2]))
 	# Bochs leaves its lock file behind when it is killed (timeout, reset).
 	rm -f "$img" "$img.lock"
 	truncate -s $((sectors * 512)) "$img"
-	run "$LOGS/bochs-disk.log" mkfs.vfat -n HARNESS -g "${DISK_CHS[1]}/${DISK_CHS[2]}" "$img"
-	run "$LOGS/bochs-disk.log" syslinux --install "$img"
+	run "$dlog" mkfs.vfat -n HARNESS -g "${DISK_CHS[1]}/${DISK_CHS[2]}" "$img"
+	run "$dlog" syslinux --install "$img"
 	cat >"$cfg" <<-EOF
 		SERIAL 0 115200
 		DEFAULT linux
@@ -177,8 +177,8 @@ make_disk() {
 	EOF
 	export MTOOLS_SKIP_CHECK=1
 	if ! { mcopy -i "$img" "$1" ::vmlinuz && mcopy -i "$img" "$2" ::initrd.img &&
-		mcopy -i "$img" "$cfg" ::syslinux.cfg; } >>"$LOGS/bochs-disk.log" 2>&1; then
-		die "could not copy the kernel and initrd to the boot disk (C/H/S ${DISK_CHS[*]})" "$LOGS/bochs-disk.log"
+		mcopy -i "$img" "$cfg" ::syslinux.cfg; } >>"$dlog" 2>&1; then
+		die "could not copy the kernel and initrd to the boot disk (C/H/S ${DISK_CHS[*]})" "$dlog"
 	fi
 }
 
@@ -194,17 +194,24 @@ boot() {
 	done
 	[ -f "$BOCHS_BIOS" ] || die "no BIOS at $BOCHS_BIOS (install bochsbios)"
 	[ -f "$BOCHS_VGABIOS" ] || die "no VGA BIOS at $BOCHS_VGABIOS (install vgabios)"
-	# One boot at a time: the disk image and the bochsrc are shared.
-	exec {lock}>"$BX/boot.lock"
-	flock -n "$lock" || die "another Bochs boot is running (lock: $BX/boot.lock)"
+	# Each boot has a directory of its own (disk image, bochsrc), named by
+	# its console log, so that boots of different names can run at once:
+	# Bochs emulates every CPU in one host thread, and its time is
+	# emulated, so two boots on two host cores measure what each alone does.
+	local name log
+	name=$(basename "${console%.log}")
+	log=$LOGS/bochs-$name.log
+	local bdir=$BX/run/$name dlog=$LOGS/bochs-$name-disk.log
+	mkdir -p "$bdir"
+	exec {lock}>"$bdir/lock"
+	flock -n "$lock" || die "another Bochs boot named $name is running (lock: $bdir/lock)"
 	make_disk "$kernel" "$initrd" "$append"
 
 	# ips: emulated time follows the instruction count (clock sync=none),
 	# 200M instructions a second per CPU.  error: ignore, else each access
 	# to an MSR Bochs does not know is logged (tens of MB).  A triple fault
 	# ends Bochs instead of resetting the machine.
-	local bxrc=$BX/bochsrc log
-	log=$LOGS/bochs-$(basename "${console%.log}").log
+	local bxrc=$bdir/bochsrc
 	cat >"$bxrc" <<-EOF
 		display_library: nogui
 		config_interface: textconfig
@@ -215,7 +222,7 @@ boot() {
 		vgaromimage: file=$BOCHS_VGABIOS
 		pci: enabled=1, chipset=i440fx
 		ata0: enabled=1, ioaddr1=0x1f0, ioaddr2=0x3f0, irq=14
-		ata0-master: type=disk, mode=flat, path="$BX/disk.img", cylinders=${DISK_CHS[0]}, heads=${DISK_CHS[1]}, spt=${DISK_CHS[2]}
+		ata0-master: type=disk, mode=flat, path="$bdir/disk.img", cylinders=${DISK_CHS[0]}, heads=${DISK_CHS[1]}, spt=${DISK_CHS[2]}
 		boot: disk
 		com1: enabled=1, mode=file, dev="$console"
 		com2: enabled=1, mode=file, dev="$tap"

@@ -46,9 +46,11 @@ done
 command -v busybox >/dev/null || die "busybox not found (install busybox-static, or run 'make deps')"
 [ -f "$kernel" ] || die "no kernel at $kernel (run 'make build')"
 
-# initramfs BACKEND: the initramfs for BACKEND's selftest list, in $initrd.
+# initramfs BACKEND: the initramfs for BACKEND's selftest list, in $initrd,
+# named by the suite and the mode: "make check" runs the demo's boots while
+# the check's boot on Bochs.
 initramfs() {
-	local root=$WORK/initramfs list
+	local root=$WORK/initramfs-$VM_SUITE-$mode list
 	list=${SELFTESTS_LIST:-$HARNESS/config/selftests.list}
 	[ "$1" != bochs ] || list=${SELFTESTS_LIST_BOCHS:-$HARNESS/config/selftests-bochs.list}
 	rm -rf "$root"
@@ -71,17 +73,18 @@ initramfs() {
 	done < <(cat "$root/harness/tests"; kvm_selftests "$HARNESS/config/demo.list")
 	# The demo names the x86 tests by their 6.12 directory.
 	[ -e "$root/selftests/x86_64" ] || ln -s x86 "$root/selftests/x86_64"
-	initrd=$WORK/initramfs-$1.cpio.gz
+	initrd=$WORK/initramfs-$VM_SUITE-$mode-$1.cpio.gz
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd"
 	say "initramfs for $1: $(du -h "$initrd" | cut -f1), $(wc -l <"$root/harness/tests") selftest(s) from $(basename "$list")"
+	rm -rf "$root"
 }
 
 # QEMU: an SSDT with a _CST per CPU, so that acpi_idle gives the guest a
 # cpuidle driver whose state 0 is POLL.  (Bochs needs none: intel_idle knows
 # its Sapphire Rapids model.)
-cst=$WORK/cst.aml
+cst=$WORK/cst-$VM_SUITE-$mode.aml
 if [[ " $BACKENDS " == *" qemu "* ]]; then
-	run "$LOGS/iasl.log" iasl -p "${cst%.aml}" "$HARNESS/config/cst.asl"
+	run "$LOGS/iasl-$VM_SUITE-$mode.log" iasl -p "${cst%.aml}" "$HARNESS/config/cst.asl"
 fi
 
 # KVM acceleration only where the host really has VMX or SVM: a /dev/kvm
@@ -92,15 +95,15 @@ else
 	accel=(-accel tcg -cpu max) how="TCG, -cpu max (nested SVM)"
 fi
 
-# watch_guest PID CONSOLE TAP: wait for the emulator PID, saying once a
-# minute where the guest is: its last test line, or its console's last
+# watch_guest PID CONSOLE TAP NAME: wait for the emulator PID, saying once
+# a minute where guest NAME is: its last test line, or its console's last
 # line while it boots.  Returns the emulator's status.
 watch_guest() {
 	local pid=$1 phase
 	while ! wait_tick "$pid"; do
 		phase=$(grep -aE '^(not )?ok [0-9]+|^# selftest: |^bench: ' "$3" 2>/dev/null | tail -n1 | tr -d '\r' | cut -c1-100)
 		[ -n "$phase" ] || phase="booting: $(tail -n1 "$2" 2>/dev/null | tr -d '\r' | cut -c1-80)"
-		say "  ... guest: $phase"
+		say "  ... $4 guest: $phase"
 	done
 	wait "$pid"
 }
@@ -131,7 +134,7 @@ boot() {
 			"${cmd[@]}" -serial stdio </dev/null | tee "$out" | tr -d '\r' | grep -v '^HARNESS-DONE' || rc=$?
 		else
 			"${cmd[@]}" -serial file:"$out" </dev/null &
-			watch_guest $! "$console" "$out" || rc=$?
+			watch_guest $! "$console" "$out" "$backend $bmode" || rc=$?
 		fi
 	else
 		say "booting $(basename "$kernel") under Bochs (sapphire_rapids, emulated time), mode $bmode"
@@ -144,7 +147,7 @@ boot() {
 			wait $pid || rc=$?
 		else
 			"${cmd[@]}" </dev/null >"$LOGS/$VM_SUITE-bochs-$bmode.log" 2>&1 &
-			watch_guest $! "$console" "$out" || rc=$?
+			watch_guest $! "$console" "$out" "$backend $bmode" || rc=$?
 		fi
 	fi
 	[ "$rc" != 124 ] && [ "$rc" != 137 ] || die "the $backend guest hung: no poweroff within ${VM_TIMEOUT}s" "$console"
@@ -197,15 +200,24 @@ for b in $BACKENDS; do
 	# The selftests run on the default idle loop, and the cpuidle checks get
 	# a boot of their own: on QEMU with the _CST table, since polling on
 	# every idle CPU slows nested guests under TCG for seconds after it ends.
+	# Bochs' boots run at once (one host thread each, emulated time); QEMU's
+	# one after the other (TCG runs a thread per vCPU, on the host's clock).
 	: >"$tap"
+	pids=()
 	for m in $modes; do
 		if [ "$b" = qemu ] && [ "$m" != check ]; then
 			boot qemu "$m" "$RESULTS/$SUITE-$m.tap" -acpitable file="$cst"
+		elif [ "$b" = qemu ]; then
+			boot qemu "$m" "$RESULTS/$SUITE-$m.tap"
 		else
-			boot "$b" "$m" "$RESULTS/$SUITE-$m.tap"
+			boot "$b" "$m" "$RESULTS/$SUITE-$m.tap" &
+			pids+=($!)
 		fi
-		cat "$RESULTS/$SUITE-$m.tap" >>"$tap"
 	done
+	failed=0
+	for p in "${pids[@]}"; do wait "$p" || failed=$((failed + 1)); done
+	[ "$failed" = 0 ] || die "$failed of the $b boots failed (above)"
+	for m in $modes; do cat "$RESULTS/$SUITE-$m.tap" >>"$tap"; done
 
 	# The series' KUnit suites, in the VM kernel (config/kunit.config):
 	# the guest's check boot hands over the kernel log of the built-in
