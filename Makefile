@@ -132,13 +132,13 @@ check-matrix: tree
 DEBUG_BACKENDS ?= qemu bochs
 # no5lvl: with QEMU's -cpu max (LA57), KASAN reports a wild-memory-access in
 # rcu_is_watching() from an interrupt during cpu_detect(), at boot, before
-# any code of the series runs (README, "Reliability"); 4-level paging avoids
-# it.
+# any code of the series runs (docs/v2-harness-notes.md, "Reliability");
+# 4-level paging avoids it.
 DEBUG_APPEND ?= no5lvl
 # The seconds of knob writes under load, by the guest's clock.  Bochs' guest
-# clock runs about 11 times slower than its emulated time (README, "Two VM
-# backends"), and the debug kernel emulates at about 24M instructions a
-# second there: 30 guest seconds would take about 45 minutes.
+# clock runs about 11 times slower than its emulated time (docs/backends.md),
+# and the debug kernel emulates at about 24M instructions a second there: 30
+# guest seconds would take about 45 minutes.
 LOAD_S_QEMU ?= 30
 LOAD_S_BOCHS ?= 3
 debug-kernel: build
