@@ -251,14 +251,13 @@ apt_need() {
 # fresh root) hits.  Depend mode (CCACHE_DEPEND): ccache hashes the headers
 # the compiler's own -MMD output lists, instead of running the preprocessor
 # once more for each object; a miss then costs a plain compile, not a
-# preprocessed one on top, which is most of a cold build (the VM kernel, on
-# this machine with an empty cache: 478 s in depend mode, 559 s without).
-# It hits only where a configuration was built before, not where another
-# one preprocesses the same.  Five kernels per base do not fit ccache's
-# default 5 GB.  No kernel here has
-# Rust: RUSTC=false keeps whether a rustc is on PATH out of the configs'
-# toolchain symbols (CONFIG_RUSTC_VERSION...), so that a config, and what it
-# rebuilds, is the same on every machine (this one has rustc in ~/.cargo).
+# preprocessed one on top, which is most of a cold build (docs/harness.md
+# has the times).  It hits only where a configuration was built before,
+# not where another one preprocesses the same.  Five kernels per base do
+# not fit ccache's default 5 GB.  No kernel here has Rust: RUSTC=false
+# keeps whether a rustc is on PATH out of the configs' toolchain symbols
+# (CONFIG_RUSTC_VERSION...), so that a config, and what it rebuilds, is the
+# same on every machine (this one has rustc in ~/.cargo).
 KMAKE_ARGS=(RUSTC=false)
 if command -v ccache >/dev/null; then
 	export CCACHE_BASEDIR=$WORK CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G} CCACHE_DEPEND=1

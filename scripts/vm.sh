@@ -151,7 +151,11 @@ boot() {
 		fi
 	fi
 	[ "$rc" != 124 ] && [ "$rc" != 137 ] || die "the $backend guest hung: no poweroff within ${VM_TIMEOUT}s" "$console"
-	[ "$rc" = 0 ] || die "$backend exited with status $rc" "$console"
+	# bochs.sh names its own failures (a lock, a disk image) in its log.
+	local why=
+	[ "$rc" = 0 ] || [ "$backend" != bochs ] ||
+		why=$(sed -n 's/^\[.*\] FAILED: //p' "$LOGS/$VM_SUITE-bochs-$bmode.log" | head -n 1)
+	[ "$rc" = 0 ] || die "$backend exited with status $rc${why:+: $why}" "$console"
 	sed -i 's/\r$//' "$out" "$console"
 
 	# Any splat fails the boot: panics and oopses, WARN()s and lockdep's
