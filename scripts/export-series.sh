@@ -6,15 +6,16 @@
 #   export-series.sh          replace $PATCHES/POSTING with them ("make series")
 # To: and Cc: of each patch come from the tree's get_maintainer.pl, run on
 # that patch (maintainers To, lists and reviewers Cc), plus the posting's
-# own lines in config/recipients; the cover letter gets all of them.  The
+# own lines in config/recipients, or from config/recipients alone for a
+# patch within the posting's Scope; the cover letter gets all of them.  The
 # cover letter keeps the author, subject, date and text of the stored one
 # (so that the output does not depend on the git identity); its shortlog
 # and diffstat are regenerated.  Stable output: --zero-commit and
 # --no-signature, so an unchanged tree exports byte-identical files.
 . "$(dirname "$0")/lib.sh"
 
-# RFC until there are numbers from WAITPKG hardware.
-PREFIX=${PREFIX:-RFC PATCH v3}
+# Each posting's subject prefix is the "# Prefix:" line of its series file
+# (RFC until there are numbers from WAITPKG hardware); PREFIX overrides it.
 out=${1:-}
 git -C "$TREE" rev-parse -q --verify refs/tags/base >/dev/null || die "no tree at $TREE (run 'make tree')"
 [ -z "$(git -C "$TREE" status --porcelain --untracked-files=no)" ] ||
@@ -68,13 +69,30 @@ export_posting() {
 		die "no branch $name in $TREE (run 'make tree')"
 	mkdir -p "$dir"
 	[ "$(git -C "$TREE" rev-list --count base.."$name")" != 0 ] || die "branch $name has no commits"
+	prefix=${PREFIX:-$(sed -n 's/^# Prefix: //p' "$PATCHES/$name/series" 2>/dev/null)}
+	[ -n "$prefix" ] || die "no '# Prefix:' line in $PATCHES/$name/series, and no PREFIX"
 	git -C "$TREE" -c core.abbrev=12 format-patch -q --cover-letter --zero-commit \
-		--no-signature --subject-prefix="$PREFIX" -o "$dir" base.."$name" ||
+		--no-signature --subject-prefix="$prefix" -o "$dir" base.."$name" ||
 		die "git format-patch of $name failed"
-	extra=$(sed -n "s/^$name: //p" "$HARNESS/config/recipients")
+	extra=$(sed -n -E "s/^$name: ((To|Cc): )/\1/p" "$HARNESS/config/recipients")
+	# A patch whose files all match the posting's Scope goes to its Scoped
+	# recipients only; the cover letter's To: are those of such patches,
+	# and it is Cc'd to the other patches' lists and aliases (addresses
+	# without a name), not to their maintainers.
+	scope=$(sed -n "s/^$name: Scope: //p" "$HARNESS/config/recipients")
+	scoped=$(sed -n "s/^$name: Scoped: //p" "$HARNESS/config/recipients")
 	for f in "$dir"/[0-9][0-9][0-9][0-9]-*.patch; do
 		case $f in */0000-cover-letter.patch) continue ;; esac
-		r=$(recipients "$f")
+		if [ -n "$scope" ] && ! git apply --numstat "$f" | cut -f3 | grep -qvE "$scope"; then
+			r=$scoped
+		elif [ -n "$scope" ]; then
+			r=$(recipients "$f")
+			all+=$(sed 's/^To: /Cc: /' <<<"$r" | grep -v '<' || true)$'\n'
+			add_headers "$f" "$r"$'\n'"$extra"
+			continue
+		else
+			r=$(recipients "$f")
+		fi
 		all+=$r$'\n'
 		add_headers "$f" "$r"$'\n'"$extra"
 	done
