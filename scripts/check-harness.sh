@@ -136,8 +136,8 @@ case_ "a build error" "FAILED: 'mk bzImage modules' failed" "
 
 if [ -f "$TREE/arch/x86/kvm/halt_poll.c" ]; then
 	case_ "a failing KUnit case in the VM (the wait ignores the time left)" "KUnit case\(s\) failed in the qemu VM" "
-		inject() { sed -i 's/min(slice_ns, remaining_ns)/slice_ns/' work/linux/arch/x86/kvm/halt_poll.c &&
-			grep -q 'mul_u64_u32_div(slice_ns,' work/linux/arch/x86/kvm/halt_poll.c; }
+		inject() { sed -i 's/min3(slice_ns, remaining_ns, (u64)U32_MAX)/min(slice_ns, (u64)U32_MAX)/' work/linux/arch/x86/kvm/halt_poll.c &&
+			grep -q 'mul_u64_u32_shr(min(slice_ns, (u64)U32_MAX),' work/linux/arch/x86/kvm/halt_poll.c; }
 		stage() { scripts/build.sh kernel && BACKENDS=qemu VM_MODES=check scripts/vm.sh check; }"
 fi
 
