@@ -8,7 +8,7 @@ WORK ?= $(CURDIR)/work
 export WORK
 
 .PHONY: all help check run deps tree hygiene build bochs kunit vm summary series quick check-each check-harness bench bench-host \
-	check-fresh check-6.12 check-matrix check-debug debug-kernel check-wide clean
+	check-fresh check-6.12 check-matrix check-debug debug-kernel check-wide tcg-hangs clean
 
 all: check
 
@@ -38,6 +38,7 @@ help:
 	@echo '  check-harness  - the harness'"'"'s own tests: injected faults must turn it red'
 	@echo '  check-debug    - the debug kernel (KASAN, lockdep...) on DEBUG_BACKENDS'
 	@echo '  check-wide     - upstream KVM selftests beyond the curated lists, base against series'
+	@echo '  tcg-hangs      - hang rates of the series'"'"' selftests under nested QEMU TCG, base against series'
 	@echo '  clean          - remove the build directories, initramfs, results and logs'
 	@echo 'Variables: KBASE=upstream|6.12 (default upstream, Linux 7.3), BACKENDS="qemu bochs".'
 
@@ -161,6 +162,11 @@ check-debug: debug-kernel
 # fail with the series.
 check-wide: build
 	@$(S)/wide.sh
+
+# The series' selftests under nested QEMU TCG, TCG_BOOTS boots (default 10)
+# of the base kernel and of the series, alternating: how often each hangs.
+tcg-hangs: build
+	@$(S)/tcg-hangs.sh
 
 # The README on a fresh system: "make check" in a fresh Debian 12 root.
 check-fresh:

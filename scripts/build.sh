@@ -138,13 +138,29 @@ say "building KVM selftests (static)"
 run "$LOGS/build-headers.log" mk headers_install INSTALL_HDR_PATH="$BUILD/usr"
 mkdir -p "$SELFTESTS_OUT"
 tests=$(kvm_selftests "${SELFTESTS_LIST:-$HARNESS/config/selftests.list}" \
-	"${SELFTESTS_LIST_BOCHS:-$HARNESS/config/selftests-bochs.list}" "$HARNESS/config/demo.list" |
+	"${SELFTESTS_LIST_BOCHS:-$HARNESS/config/selftests-bochs.list}" \
+	"$HARNESS/config/selftests-bochs-apicv-off.list" "$HARNESS/config/demo.list" |
 	awk '{print $1}' | sort -u)
-targets=$(for t in $tests; do echo "$SELFTESTS_OUT/$t"; done)
+# A wrapper script (NAME.sh, a TEST_PROGS entry, as nx_huge_pages_test.sh)
+# is copied next to the binary NAME that it runs.
+targets=$(for t in $tests; do echo "$SELFTESTS_OUT/${t%.sh}"; done)
 run "$LOGS/build-selftests.log" make -C "$TREE/tools/testing/selftests/kvm" \
 	-j"$JOBS" OUTPUT="$SELFTESTS_OUT" KHDR_INCLUDES="-isystem $BUILD/usr/include" \
 	EXTRA_CFLAGS=-static $targets
+for t in $tests; do
+	[ "$t" = "${t%.sh}" ] || install -m 755 "$TREE/tools/testing/selftests/kvm/$t" "$SELFTESTS_OUT/$t"
+done
 say "built $(echo "$tests" | wc -w) selftest(s)"
+# The bench's wake-latency tool (scripts/guest/kvm/x86/halt_poll_bench.c),
+# built by the selftests' own rules: make finds the source through VPATH.
+# Its source follows the upstream library (x86/, since 6.14).
+if [ -d "$TREE/tools/testing/selftests/kvm/x86" ]; then
+	run "$LOGS/build-bench-tool.log" make -C "$TREE/tools/testing/selftests/kvm" \
+		OUTPUT="$SELFTESTS_OUT" KHDR_INCLUDES="-isystem $BUILD/usr/include" \
+		EXTRA_CFLAGS=-static VPATH="$HARNESS/scripts/guest/kvm" \
+		TEST_GEN_PROGS_EXTENDED_x86=x86/halt_poll_bench "$SELFTESTS_OUT/x86/halt_poll_bench"
+	say "built the bench's halt_poll_bench"
+fi
 
 # The guest's own tools (the cross-CPU wakeup latency probe, the emulated
 # clock's and monitor's checks), static.

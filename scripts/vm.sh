@@ -7,8 +7,9 @@
 #   vm.sh load    knob writes under load (scripts/guest/load), one boot
 #   vm.sh run     the demo of "make run", shown as it happens
 #   vm.sh bench   scripts/guest/bench (HARNESS_BENCH: its options), one boot
-#                 per backend; its output in results/bench-BACKEND.out
-# VM_MODES picks the boots of "check" (default "check cpuidle"),
+#                 per backend; its output in results/VM_SUITE-BACKEND.out
+# VM_MODES picks the boots of "check" (default "check cpuidle", and on Bochs
+# "apicv-off" too: config/selftests-bochs-apicv-off.list with APICv off),
 # GUEST_TIMEOUT the time each selftest gets in the guest (default 120 s),
 # VM_APPEND more kernel command line.
 # VM_SUITE names the results (default "vm": vm-qemu, vm-bochs), so that
@@ -64,13 +65,21 @@ initramfs() {
 		[ -x "$GUEST_OUT/$t" ] || die "$GUEST_OUT/$t was not built (run 'make build')"
 		cp "$GUEST_OUT/$t" "$root/harness/$t"
 	done
+	if [ "$mode" = bench ]; then
+		[ -x "$SELFTESTS_OUT/x86/halt_poll_bench" ] ||
+			die "$SELFTESTS_OUT/x86/halt_poll_bench was not built (run 'make build' on the upstream base)"
+		cp "$SELFTESTS_OUT/x86/halt_poll_bench" "$root/harness/"
+	fi
 	kvm_selftests "$list" >"$root/harness/tests"
+	: >"$root/harness/tests-apicv-off"
+	[ "$1" != bochs ] || kvm_selftests "$HARNESS/config/selftests-bochs-apicv-off.list" >"$root/harness/tests-apicv-off"
 	# The tests to run, and the demo's workloads.
 	while read -r t _; do
 		[ -x "$SELFTESTS_OUT/$t" ] || die "selftest $t was not built (run 'make build')"
 		mkdir -p "$root/selftests/$(dirname "$t")"
 		cp "$SELFTESTS_OUT/$t" "$root/selftests/$t"
-	done < <(cat "$root/harness/tests"; kvm_selftests "$HARNESS/config/demo.list")
+		[ "$t" = "${t%.sh}" ] || cp "$SELFTESTS_OUT/${t%.sh}" "$root/selftests/${t%.sh}"
+	done < <(cat "$root/harness/tests" "$root/harness/tests-apicv-off"; kvm_selftests "$HARNESS/config/demo.list")
 	# The demo names the x86 tests by their 6.12 directory.
 	[ -e "$root/selftests/x86_64" ] || ln -s x86 "$root/selftests/x86_64"
 	initrd=$WORK/initramfs-$VM_SUITE-$mode-$1.cpio.gz
@@ -122,6 +131,13 @@ boot() {
 	[ -z "${LOAD_S:-}" ] || append+=" harness.load_s=$LOAD_S"
 	[ -z "${HARNESS_BENCH:-}" ] || append+=" harness.bench=$HARNESS_BENCH"
 	[ -z "${GUEST_TIMEOUT:-}" ] || append+=" harness.timeout=$GUEST_TIMEOUT"
+	# Bochs' KVM runs with APICv but in the apicv-off boot; the guest checks
+	# that enable_apicv says so (harness.apicv).
+	if [ "$backend" = bochs ] && [ "$bmode" = apicv-off ]; then
+		append+=" kvm_intel.enable_apicv=0 harness.apicv=N"
+	elif [ "$backend" = bochs ] && [ "$bmode" = check ]; then
+		append+=" harness.apicv=Y"
+	fi
 	[ -z "${VM_APPEND:-}" ] || append+=" $VM_APPEND"
 	local cmd
 	rm -f "$console" "$out"
@@ -187,7 +203,7 @@ if [ "$mode" = bench ]; then
 		initramfs "$b"
 		args=()
 		[ "$b" != qemu ] || args=(-acpitable file="$cst")
-		boot "$b" bench "$RESULTS/bench-$b.out" "${args[@]}"
+		boot "$b" bench "$RESULTS/$VM_SUITE-$b.out" "${args[@]}"
 	done
 	exit 0
 fi
@@ -208,7 +224,9 @@ for b in $BACKENDS; do
 	# one after the other (TCG runs a thread per vCPU, on the host's clock).
 	: >"$tap"
 	pids=()
-	for m in $modes; do
+	bmodes=$modes
+	[ "$b" != bochs ] || [ -n "${VM_MODES:-}" ] || [ "$mode" != check ] || bmodes="check apicv-off cpuidle"
+	for m in $bmodes; do
 		if [ "$b" = qemu ] && [ "$m" != check ]; then
 			boot qemu "$m" "$RESULTS/$SUITE-$m.tap" -acpitable file="$cst"
 		elif [ "$b" = qemu ]; then
@@ -221,7 +239,7 @@ for b in $BACKENDS; do
 	failed=0
 	for p in "${pids[@]}"; do wait "$p" || failed=$((failed + 1)); done
 	[ "$failed" = 0 ] || die "$failed of the $b boots failed (above)"
-	for m in $modes; do cat "$RESULTS/$SUITE-$m.tap" >>"$tap"; done
+	for m in $bmodes; do cat "$RESULTS/$SUITE-$m.tap" >>"$tap"; done
 
 	# The series' KUnit suites, in the VM kernel (config/kunit.config):
 	# the guest's check boot hands over the kernel log of the built-in

@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Stage "tcg-hangs": how often the series' selftests hang under nested QEMU
+# TCG, on the base kernel and with the series.  Boots QEMU TCG_BOOTS times
+# (default 10) with each kernel, alternating, with config/selftests-tcg.list
+# (both selftests; on the base kernel they run their knob-independent cases),
+# and counts per test and kernel: passed, failed, hung (killed by the guest's
+# timeout, TCG_TIMEOUT s, default 300) and boots that did not finish.  The
+# base kernel is built as "make check-wide" builds it (work/base).  Results in
+# results/tcg-hangs.md, the boots' TAP in results/tcg-*.
+SUITE=tcg-hangs
+. "$(dirname "$0")/lib.sh"
+
+BOOTS=${TCG_BOOTS:-10}
+LIST=$HARNESS/config/selftests-tcg.list
+BASE_WORK=$WORK/base
+[ "$KBASE" != 6.12 ] || BASE_WORK=$WORK/base/6.12
+BASE_TREE=$BASE_WORK/linux
+[ -f "$WORK/build-vm/arch/x86/boot/bzImage" ] || die "no VM kernel of the series (run 'make build')"
+
+want=$(git -C "$TREE" rev-parse base)
+if [ "$(git -C "$BASE_TREE" rev-parse HEAD 2>/dev/null)" != "$want" ]; then
+	rm -rf "$BASE_TREE"
+	git -C "$TREE" worktree prune
+	run "$LOGS/tcg-worktree.log" git -C "$TREE" worktree add --detach "$BASE_TREE" base
+fi
+say "building the base kernel in $BASE_WORK"
+WORK=$BASE_WORK TREE=$BASE_TREE BUILD=$BASE_WORK/build-vm STAGE=tcg-base \
+	"$HARNESS/scripts/build.sh" kernel || die "the base kernel did not build (logs: $BASE_WORK/logs)"
+
+# One boot: the TAP of its selftests, whatever vm.sh says of the rest (the
+# base kernel has none of the series' KUnit suites).
+declare -A n
+for i in $(seq "$BOOTS"); do
+	for side in base series; do
+		build=$WORK/build-vm
+		[ $side = series ] || build=$BASE_WORK/build-vm
+		say "boot $i/$BOOTS, $side kernel"
+		BUILD=$build BACKENDS=qemu VM_SUITE=tcg-$side-$i VM_MODES=check SELFTESTS_LIST=$LIST \
+			GUEST_TIMEOUT=${TCG_TIMEOUT:-300} VM_TIMEOUT=3600 \
+			"$HARNESS/scripts/vm.sh" check >"$LOGS/tcg-$side-$i.log" 2>&1 || true
+		tap=$RESULTS/tcg-$side-$i-qemu-check.tap
+		while read -r t _; do
+			if ! grep -q '^HARNESS-DONE' "$tap" 2>/dev/null; then
+				s=noboot
+			elif grep -qE "^not ok [0-9]+ $t # exit=(124|137)" "$tap"; then
+				s=hung
+			elif grep -qE "^not ok [0-9]+ $t( |$)" "$tap"; then
+				s=failed
+			elif grep -qE "^ok [0-9]+ $t( |$)" "$tap"; then
+				s=passed
+			else
+				s=noboot
+			fi
+			n[$side,$t,$s]=$((${n[$side,$t,$s]:-0} + 1))
+			say "  $t: $s"
+		done < <(kvm_selftests "$LIST")
+	done
+done
+
+md=$RESULTS/tcg-hangs.md
+{
+	echo "| test | kernel | boots | passed | failed | hung | boot failed |"
+	echo "| --- | --- | --- | --- | --- | --- | --- |"
+	while read -r t _; do
+		for side in base series; do
+			echo "| $t | $side | $BOOTS | ${n[$side,$t,passed]:-0} | ${n[$side,$t,failed]:-0} | ${n[$side,$t,hung]:-0} | ${n[$side,$t,noboot]:-0} |"
+		done
+	done < <(kvm_selftests "$LIST")
+} >"$md"
+cat "$md"
