@@ -65,7 +65,8 @@ initramfs() {
 		[ -x "$GUEST_OUT/$t" ] || die "$GUEST_OUT/$t was not built (run 'make build')"
 		cp "$GUEST_OUT/$t" "$root/harness/$t"
 	done
-	if [ "$mode" = bench ]; then
+	# The bench's tool, for "make bench" and the demo's subset of it.
+	if [ "$mode" = bench ] || { [ "$mode" = run ] && [ "$1" = bochs ]; }; then
 		[ -x "$SELFTESTS_OUT/x86/halt_poll_bench" ] ||
 			die "$SELFTESTS_OUT/x86/halt_poll_bench was not built (run 'make build' on the upstream base)"
 		cp "$SELFTESTS_OUT/x86/halt_poll_bench" "$root/harness/"
