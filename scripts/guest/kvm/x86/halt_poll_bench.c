@@ -15,6 +15,9 @@
  *           unhalt), while it halts with interrupts disabled;
  *   timer   its own APIC timer, in TSC-deadline mode, expires;
  *   signal  a host thread sends the vCPU thread a signal, which ends KVM_RUN;
+ *   worker  a SCHED_OTHER host task pinned to the vCPU's CPU, as a vhost
+ *           worker or a VMM I/O thread, is woken and its run injects an MSI:
+ *           a wait that delays its run delays the vCPU's own wake;
  *   host    not a wake event of the vCPU: a host task pinned to the vCPU's
  *           CPU becomes runnable there while the vCPU polls.
  *
@@ -131,11 +134,11 @@
 
 #define WAKE_ICR	(APIC_DEST_PHYSICAL | APIC_DM_FIXED | WAKE_VECTOR)
 
-enum wake_path { IPI, MSI, KICK, TIMER, SIGNAL, HOST, NR_PATHS };
+enum wake_path { IPI, MSI, KICK, TIMER, SIGNAL, HOST, WORKER, NR_PATHS };
 
 static const char * const path_name[NR_PATHS] = {
 	[IPI] = "ipi", [MSI] = "msi", [KICK] = "kick",
-	[TIMER] = "timer", [SIGNAL] = "signal", [HOST] = "host",
+	[TIMER] = "timer", [SIGNAL] = "signal", [HOST] = "host", [WORKER] = "worker",
 };
 
 /* Per setting, for people. */
@@ -319,6 +322,8 @@ struct host_waker {
 	u64 ipis;	/* host: IPIs to the vCPU's CPU from a wake to the task's run */
 };
 
+static void send_msi(struct kvm_vm *vm);
+
 static long futex(u32 *uaddr, int op, u32 val)
 {
 	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
@@ -349,7 +354,11 @@ static void *signal_halter_fn(void *arg)
 	return NULL;
 }
 
-/* host: a SCHED_IDLE task on the vCPU's CPU, which stamps when it runs. */
+/*
+ * host: a SCHED_IDLE task on the vCPU's CPU, which stamps when it runs.
+ * worker: a SCHED_OTHER task there, as a vhost worker or a VMM's I/O thread
+ * pinned with the vCPU, whose run injects the vCPU's wake (an MSI).
+ */
 static void *task_fn(void *arg)
 {
 	struct sched_param sp = { .sched_priority = 0 };
@@ -357,7 +366,7 @@ static void *task_fn(void *arg)
 	u32 done = 0, seq;
 
 	pin_self_to_cpu(HALTER_PCPU);
-	TEST_ASSERT(!sched_setscheduler(0, SCHED_IDLE, &sp),
+	TEST_ASSERT(w->path == WORKER || !sched_setscheduler(0, SCHED_IDLE, &sp),
 		    "sched_setscheduler(SCHED_IDLE) failed, errno %d", errno);
 	for (;;) {
 		seq = READ_ONCE(w->task_seq);
@@ -367,7 +376,10 @@ static void *task_fn(void *arg)
 			futex(&w->task_seq, FUTEX_WAIT_PRIVATE, seq);
 			continue;
 		}
-		w->recv[seq - 1] = rdtsc();
+		if (w->path == WORKER)
+			send_msi(w->vm);
+		else
+			w->recv[seq - 1] = rdtsc();
 		done = seq;
 		WRITE_ONCE(w->task_done, done);
 	}
@@ -467,6 +479,19 @@ static void *host_waker_fn(void *arg)
 			continue;
 		}
 		spin_us(next_delay_us(&rng));
+		if (w->path == WORKER) {
+			/* The worker's run sends the MSI. */
+			WRITE_ONCE(send_hva[i], rdtsc() + w->tsc_offset);
+			WRITE_ONCE(w->task_seq, i + 1);
+			futex(&w->task_seq, FUTEX_WAKE_PRIVATE, 1);
+			for (t = rdtsc(); READ_ONCE(*woken_hva) == i; cpu_relax()) {
+				if (timed_out(&t)) {
+					send_msi(w->vm);
+					w->resent++;
+				}
+			}
+			continue;
+		}
 		if (w->path == HOST) {
 			/* Wake the task, let it run, then end the halt. */
 			u64 ipis = cpu_ipis(HALTER_PCPU);
@@ -599,7 +624,7 @@ static int cmp_u64(const void *a, const void *b)
 static void *halter_code[NR_PATHS] = {
 	[IPI] = guest_halter, [MSI] = guest_halter, [KICK] = guest_kick_halter,
 	[TIMER] = guest_timer_halter, [SIGNAL] = guest_signal_halter,
-	[HOST] = guest_halter,
+	[HOST] = guest_halter, [WORKER] = guest_halter,
 };
 
 /* Run a block of NR_WAKES wakes through @path in a new VM; add it to @r. */
@@ -642,7 +667,7 @@ static void run_wakes(enum wake_path path, unsigned long knob, struct wake_resul
 	w.vcpu = halter.vcpu;
 	w.tsc_offset = tsc_offset(halter.vcpu);
 	waker_offset = vcpu_waker ? tsc_offset(waker.vcpu) : 0;
-	if (path == HOST)
+	if (path == HOST || path == WORKER)
 		pthread_create(&w.task, NULL, task_fn, &w);
 
 	ipis = cpu_ipis(HALTER_PCPU);
@@ -664,7 +689,7 @@ static void run_wakes(enum wake_path path, unsigned long knob, struct wake_resul
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	/* host: only those between a wake and the task's run count. */
 	r->ipis += path == HOST ? w.ipis : cpu_ipis(HALTER_PCPU) - ipis;
-	if (path == HOST) {
+	if (path == HOST || path == WORKER) {
 		WRITE_ONCE(w.stop, 1);
 		WRITE_ONCE(w.task_seq, w.task_done);
 		futex(&w.task_seq, FUTEX_WAKE_PRIVATE, 1);
@@ -764,7 +789,7 @@ static u64 late_wakes(const struct wake_result *r, u64 p50)
  */
 static bool polled(enum wake_path path, const struct wake_result *r, int quarters)
 {
-	u64 n = path == HOST ? r->attempted : r->successful;
+	u64 n = path == HOST || path == WORKER ? r->attempted : r->successful;
 
 	return n * 4 > r->exits * quarters;
 }
@@ -809,7 +834,7 @@ static void test_path(enum wake_path path, bool waitpkg)
 	}
 	ok = polled(path, &r0, 2) && polled(path, &rn, 2) && rn.waits && !r0.resent &&
 	     !rn.resent && !rn.tsc_moved;
-	if (path == HOST) {
+	if (path == HOST || path == WORKER) {
 		/* At most one wait later: the slack is on the latency at 0. */
 		ksft_test_result(ok && within(rn.p99, r0.p99 + wait_ns),
 				 "%s: task wakeup latency at halt_poll_tpause_ns=%lu at most one wait above 0: p50 %lu vs %lu, p99 %lu vs %lu ns, %lu vs %lu IPIs\n",
@@ -871,7 +896,7 @@ static void help(const char *name)
 	       " -s: measure each path at the halt_poll_tpause_ns that is set\n"
 	       " -p: with -s, the VMs' halt-poll limit (KVM_CAP_HALT_POLL), 0 for none\n"
 	       "     (default %d)\n"
-	       " -P: the wake paths, of ipi,msi,kick,timer,signal,host (default: all)\n",
+	       " -P: the wake paths, of ipi,msi,kick,timer,signal,host,worker (default: all)\n",
 	       name, MAX_WAIT_NS, DEFAULT_WAIT_NS, DEFAULT_POLL_NS);
 }
 
