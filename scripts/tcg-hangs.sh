@@ -2,17 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0
 # Stage "tcg-hangs": how often the series' selftests hang under nested QEMU
 # TCG, on the base kernel and with the series.  Boots QEMU TCG_BOOTS times
-# (default 10) with each kernel, alternating, with config/selftests-tcg.list
-# (both selftests; on the base kernel they run their knob-independent cases),
-# and counts per test and kernel: passed, failed, hung (killed by the guest's
-# timeout, TCG_TIMEOUT s, default 300) and boots that did not finish.  The
+# (default 10) with each kernel, alternating, with TCG_LIST (default
+# config/selftests-tcg.list; on the base kernel the tests run their
+# knob-independent cases), and counts per test and kernel: passed, failed,
+# timed out (killed by the guest's timeout, TCG_TIMEOUT s, default 300: a
+# hang, or a test too slow for nested TCG) and boots that did not finish.  The
 # base kernel is built as "make check-wide" builds it (work/base).  Results in
-# results/tcg-hangs.md, the boots' TAP in results/tcg-*.
+# results/tcg-hangs-LIST.md, the boots' TAP in results/tcg-*.
 SUITE=tcg-hangs
 . "$(dirname "$0")/lib.sh"
 
 BOOTS=${TCG_BOOTS:-10}
-LIST=$HARNESS/config/selftests-tcg.list
+LIST=${TCG_LIST:-$HARNESS/config/selftests-tcg.list}
 BASE_WORK=$WORK/base
 [ "$KBASE" != 6.12 ] || BASE_WORK=$WORK/base/6.12
 BASE_TREE=$BASE_WORK/linux
@@ -43,7 +44,7 @@ for i in $(seq "$BOOTS"); do
 		while read -r t _; do
 			if ! grep -q '^HARNESS-DONE' "$tap" 2>/dev/null; then
 				s=noboot
-			elif grep -qE "^not ok [0-9]+ $t # exit=(124|137)" "$tap"; then
+			elif grep -qE "^not ok [0-9]+ $t # exit=(124|137|143)" "$tap"; then
 				s=hung
 			elif grep -qE "^not ok [0-9]+ $t( |$)" "$tap"; then
 				s=failed
@@ -58,9 +59,9 @@ for i in $(seq "$BOOTS"); do
 	done
 done
 
-md=$RESULTS/tcg-hangs.md
+md=$RESULTS/tcg-hangs-$(basename "$LIST" .list).md
 {
-	echo "| test | kernel | boots | passed | failed | hung | boot failed |"
+	echo "| test | kernel | boots | passed | failed | timed out | boot failed |"
 	echo "| --- | --- | --- | --- | --- | --- | --- |"
 	while read -r t _; do
 		for side in base series; do
