@@ -208,15 +208,15 @@ case_ "a splat on the guest's console" "the qemu guest kernel reported: WARNING:
 	stage() { HARNESS_INJECT=splat VM_MODES=cpuidle BACKENDS=qemu scripts/vm.sh check; }"
 
 # The bench (make bench, make bench-host) must not measure nothing in
-# silence: on a fake sysfs, with a fake halt_poll_wake_test, a knob that
+# silence: on a fake sysfs, with a fake halt_poll_bench, a knob that
 # refuses writes and runs whose halts were not polled must each fail it.
 bench_fake() {
 	cat <<-'EOF'
 	fake=/tmp/bench-fake.$$
 	mkdir -p $fake/sys/module/kvm/parameters $fake/t
-	printf '#!/bin/sh\nfor p in ipi msi; do echo "# result path=$p knob=$(cat $fake/sys/module/kvm/parameters/halt_poll_tpause_ns) poll_ns=1000000 p50=1000 p90=1100 p99=1200 max=1300 halt_exits=1000 halt_attempted_poll=1000 halt_successful_poll=${SUCC:-990} halt_poll_wait=${WAITS:-4000} halt_poll_wait_ns=900000 resent=0"; done\n' >$fake/t/halt_poll_wake_test
-	sed -i "s|\$fake|$fake|g" $fake/t/halt_poll_wake_test
-	chmod +x $fake/t/halt_poll_wake_test
+	printf '#!/bin/sh\nfor p in ipi msi; do echo "# result path=$p knob=$(cat $fake/sys/module/kvm/parameters/halt_poll_tpause_ns) poll_ns=1000000 p50=1000 p90=1100 p99=1200 max=1300 halt_exits=1000 halt_attempted_poll=1000 halt_successful_poll=${SUCC:-990} halt_poll_wait=${WAITS:-4000} halt_poll_wait_ns=900000 resent=0"; done\n' >$fake/t/halt_poll_bench
+	sed -i "s|\$fake|$fake|g" $fake/t/halt_poll_bench
+	chmod +x $fake/t/halt_poll_bench
 	bench() { BENCH_SYSFS=$fake/sys POWERCAP=$fake/none sh scripts/guest/bench -r 1 -k "0 20000" -t $fake/t; }
 	EOF
 }
