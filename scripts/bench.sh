@@ -222,7 +222,7 @@ vm)
 		say "$b, $c:"
 		report "$csv-$b-$c.csv"
 		say "$b, $c: knob 0 against 20000 per wake path (halt_poll_bench's goal):"
-		sed -n 's/^bench: compare: \(.*: goal, .*\)$/  \1/p' "$out"
+		sed -n 's/^compare: \(.*: goal, .*\)$/  \1/p' "$out"
 	done
 	;;
 *)

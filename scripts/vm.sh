@@ -69,7 +69,8 @@ initramfs() {
 	if [ "$mode" = bench ] || { [ "$mode" = run ] && [ "$1" = bochs ]; }; then
 		[ -x "$SELFTESTS_OUT/x86/halt_poll_bench" ] ||
 			die "$SELFTESTS_OUT/x86/halt_poll_bench was not built (run 'make build' on the upstream base)"
-		cp "$SELFTESTS_OUT/x86/halt_poll_bench" "$root/harness/"
+		mkdir -p "$root/selftests/x86"
+		cp "$SELFTESTS_OUT/x86/halt_poll_bench" "$root/selftests/x86/"
 	fi
 	kvm_selftests "$list" >"$root/harness/tests"
 	: >"$root/harness/tests-apicv-off"
