@@ -198,6 +198,29 @@ touched_dirs() {
 		sed 's|^virt/kvm$|arch/x86/kvm|' | sort -u | sed 's|$|/|' | tr '\n' ' '
 }
 
+# base_kernel STAGE: the base tree, a worktree of $TREE at tag base in
+# $BASE_WORK/linux (kept while it is the tree's base, made anew after "make
+# tree" remade it), and its VM kernel in $BASE_WORK/build-vm, built as the
+# series' is (same relative layout, so that ccache serves both).  Sets
+# BASE_WORK, BASE_TREE and BASE_BUILD.  For "make check-wide" and "make
+# tcg-hangs", which compare the series with the base.
+base_kernel() {
+	BASE_WORK=$WORK/base
+	[ "$KBASE" != 6.12 ] || BASE_WORK=$WORK/base/6.12
+	BASE_TREE=$BASE_WORK/linux
+	BASE_BUILD=$BASE_WORK/build-vm
+	local want
+	want=$(git -C "$TREE" rev-parse base)
+	if [ "$(git -C "$BASE_TREE" rev-parse HEAD 2>/dev/null)" != "$want" ]; then
+		rm -rf "$BASE_TREE"
+		git -C "$TREE" worktree prune
+		run "$LOGS/$1-worktree.log" git -C "$TREE" worktree add --detach "$BASE_TREE" base
+	fi
+	say "building the base kernel in $BASE_WORK"
+	WORK=$BASE_WORK TREE=$BASE_TREE BUILD=$BASE_BUILD STAGE=$1-base \
+		"$HARNESS/scripts/build.sh" kernel || die "the base kernel did not build (logs: $BASE_WORK/logs)"
+}
+
 # Record "SUITE PASSED FAILED SKIPPED" for the summary stage.
 record() {
 	echo "$2 $3 $4" >"$RESULTS/$1.count"

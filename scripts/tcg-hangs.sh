@@ -14,20 +14,8 @@ SUITE=tcg-hangs
 
 BOOTS=${TCG_BOOTS:-10}
 LIST=${TCG_LIST:-$HARNESS/config/selftests-tcg.list}
-BASE_WORK=$WORK/base
-[ "$KBASE" != 6.12 ] || BASE_WORK=$WORK/base/6.12
-BASE_TREE=$BASE_WORK/linux
 [ -f "$WORK/build-vm/arch/x86/boot/bzImage" ] || die "no VM kernel of the series (run 'make build')"
-
-want=$(git -C "$TREE" rev-parse base)
-if [ "$(git -C "$BASE_TREE" rev-parse HEAD 2>/dev/null)" != "$want" ]; then
-	rm -rf "$BASE_TREE"
-	git -C "$TREE" worktree prune
-	run "$LOGS/tcg-worktree.log" git -C "$TREE" worktree add --detach "$BASE_TREE" base
-fi
-say "building the base kernel in $BASE_WORK"
-WORK=$BASE_WORK TREE=$BASE_TREE BUILD=$BASE_WORK/build-vm STAGE=tcg-base \
-	"$HARNESS/scripts/build.sh" kernel || die "the base kernel did not build (logs: $BASE_WORK/logs)"
+base_kernel tcg
 
 # One boot: the TAP of its selftests, whatever vm.sh says of the rest (the
 # base kernel has none of the series' KUnit suites).
@@ -35,7 +23,7 @@ declare -A n
 for i in $(seq "$BOOTS"); do
 	for side in base series; do
 		build=$WORK/build-vm
-		[ $side = series ] || build=$BASE_WORK/build-vm
+		[ $side = series ] || build=$BASE_BUILD
 		say "boot $i/$BOOTS, $side kernel"
 		BUILD=$build BACKENDS=qemu VM_SUITE=tcg-$side-$i VM_MODES=check SELFTESTS_LIST=$LIST \
 			GUEST_TIMEOUT=${TCG_TIMEOUT:-300} VM_TIMEOUT=3600 \

@@ -12,25 +12,9 @@ SUITE=wide
 
 rm -f "$RESULTS/$SUITE.count" "$RESULTS"/wide-base-*.count "$RESULTS"/wide-series-*.count
 LIST=$HARNESS/config/selftests-wide.list
-# (lib.sh keeps a 6.12 work directory's name ending in 6.12.)
-BASE_WORK=$WORK/base
-[ "$KBASE" != 6.12 ] || BASE_WORK=$WORK/base/6.12
-BASE_TREE=$BASE_WORK/linux
 OUT=$WORK/build-selftests-wide
 [ -f "$WORK/build-vm/arch/x86/boot/bzImage" ] || die "no VM kernel of the series (run 'make build')"
-
-# The base tree: a worktree at tag base, with its VM kernel built as the
-# series' is (same relative layout, so that ccache serves both).
-# (Kept while it is the tree's base; made anew after "make tree" remade it.)
-want=$(git -C "$TREE" rev-parse base)
-if [ "$(git -C "$BASE_TREE" rev-parse HEAD 2>/dev/null)" != "$want" ]; then
-	rm -rf "$BASE_TREE"
-	git -C "$TREE" worktree prune
-	run "$LOGS/wide-worktree.log" git -C "$TREE" worktree add --detach "$BASE_TREE" base
-fi
-say "building the base kernel in $BASE_WORK"
-WORK=$BASE_WORK TREE=$BASE_TREE BUILD=$BASE_WORK/build-vm STAGE=wide-base \
-	"$HARNESS/scripts/build.sh" kernel || die "the base kernel did not build (logs: $BASE_WORK/logs)"
+base_kernel wide
 
 say "building the wide selftests"
 # vm.sh packs the demo's workloads too.
@@ -43,7 +27,7 @@ run "$LOGS/wide-selftests.log" make -C "$TREE/tools/testing/selftests/kvm" -j"$J
 # The two runs: the same list and binaries, the base kernel, then the series.
 for side in base series; do
 	build=$WORK/build-vm
-	[ $side = series ] || build=$BASE_WORK/build-vm
+	[ $side = series ] || build=$BASE_BUILD
 	for b in ${WIDE_BACKENDS:-qemu}; do
 		say "$side kernel on $b"
 		BUILD=$build BACKENDS=$b VM_SUITE=wide-$side VM_MODES=check SELFTESTS_LIST=$LIST \
