@@ -37,9 +37,10 @@ for b in $BACKENDS; do
 		check "bad input refused" 'write error: (Invalid argument|Numerical result out of range)'
 		check "wait stats that moved" '^  halt_poll_wait +0 +[1-9][0-9]*$'
 		check "the wakeup latency at 20000, within bounds" '^=> At 20000, the wakeup.s store ends the UMWAIT'
-		check "umwait.poll_wait_ns taken" '^=> poll_idle\(\) waited in UMWAIT on the thread flags, up to 20000 ns'
-		check "the POLL wakeup latency at 0" '^  0 +[0-9]+ +[0-9]+ +[0-9]+$'
-		check "the POLL wakeup latency at 20000" '^  20000 +[0-9]+ +[0-9]+ +[0-9]+$'
+		check "UMWAITs counted at 20000, none at 0" '^=> poll_idle\(\) waited in UMWAIT [1-9][0-9]* times at 20000, none at 0\.$'
+		check "no UMWAIT under QoS 0" '^  UMWAITs of cpu_poll_relax\(\) \(/sys/kernel/debug/x86/cpu_poll_relax/waits\): ([0-9]+) -> \1$'
+		check "the POLL wakeup latency at 0" '^  0 +[0-9]+ +[0-9]+ +[0-9]+ +0$'
+		check "the POLL wakeup latency at 20000" '^  20000 +[0-9]+ +[0-9]+ +[0-9]+ +[1-9][0-9]*$'
 		check "the bench subset, to its end" '^\(bench exit status 0\)$'
 		# Its rows make the bench's table and plots, as "make bench" does.
 		csv=$WORK/bench/bench-demo-$b.csv
