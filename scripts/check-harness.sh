@@ -236,6 +236,23 @@ case_ "a bench whose knob made no wait" "tpause:20000 msi: 1000 polls, 0 waits" 
 case_ "no test at all" "no test ran" "
 	stage() { rm -f work/results/*.count; scripts/summary.sh; }"
 
+# The summary of a target knows its suites: one that left no count (a stage
+# that died before recording) fails it, as does a count file that is not
+# three numbers.
+case_ "a suite that did not run" "vm-bochs: did not run" "
+	stage() { rm -f work/results/*.count; echo '5 0 0' >work/results/vm-qemu.count
+		SUMMARY_REQUIRE='vm-qemu vm-bochs' scripts/summary.sh; }"
+
+case_ "a malformed count file" "vm-qemu: malformed count file" "
+	stage() { rm -f work/results/*.count; echo '5 0' >work/results/vm-qemu.count
+		echo '7 0 1' >work/results/vm-bochs.count; scripts/summary.sh; }"
+
+# The helper that counts the VM's KUnit results dies: a failure, not an
+# empty count that adds nothing.
+case_ "a KUnit counting helper that dies" "counting with .*kunit.sh count .* failed \(exit status 3" "
+	inject() { sed -i 's/^count() {\$/count() { exit 3/' scripts/kunit.sh && grep -q 'count() { exit 3' scripts/kunit.sh; }
+	stage() { BACKENDS=qemu VM_MODES=check scripts/vm.sh check; }"
+
 [ "$(patches_sum)" = "$before" ] || { fail=$((fail + 1)); echo "not ok - patches/ changed during the harness tests"; }
 record harness "$pass" "$fail" 0
 [ "$fail" = 0 ] || die "$fail harness test(s) did not turn red as they should"

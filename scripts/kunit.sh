@@ -28,7 +28,7 @@ PY
 
 if [ "${1:-}" = count ]; then
 	count "$2"
-	exit 0
+	exit
 fi
 
 rm -f "$RESULTS/kunit.count"
@@ -118,7 +118,7 @@ for arch in ${KUNIT_ARCHES:-x86_64}; do
 		--build_dir="$build" --timeout=600 --json="$json" "${args[@]}") >"$log" 2>&1 || true
 	[ -s "$json" ] || kdie "kunit.py produced no results for $arch (boot failed?)" "$log"
 
-	read -r p f s < <(count "$json")
+	read -r p f s < <(counts_of count "$json")
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 	grep -E '^\[..:..:..\] (Testing complete|Ran |====)' "$log" | tail -n 12 || true
 	[ "$p$f$s" != 000 ] || kdie "kunit.py ran no test on $arch" "$log"

@@ -221,6 +221,20 @@ base_kernel() {
 		"$HARNESS/scripts/build.sh" kernel || die "the base kernel did not build (logs: $BASE_WORK/logs)"
 }
 
+# counts_of CMD...: run CMD, which prints "PASSED FAILED SKIPPED", and print
+# that; if CMD fails or prints anything else, say so on stderr and print
+# "0 1 0", so that a helper that dies is a failure, not an empty count.
+counts_of() {
+	local out rc=0
+	out=$("$@") || rc=$?
+	if [ "$rc" = 0 ] && [[ $out =~ ^[0-9]+\ [0-9]+\ [0-9]+$ ]]; then
+		echo "$out"
+	else
+		echo "counting with '$*' failed (exit status $rc, output '${out:0:200}'), counted as a failure" >&2
+		echo "0 1 0"
+	fi
+}
+
 # Record "SUITE PASSED FAILED SKIPPED" for the summary stage.
 record() {
 	echo "$2 $3 $4" >"$RESULTS/$1.count"

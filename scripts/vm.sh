@@ -259,7 +259,7 @@ for b in $BACKENDS; do
 			(cd "$TREE" && ./tools/testing/kunit/kunit.py parse --json="$kjson" "$klog") \
 				>"$klog.parse" 2>&1 || true
 			p=0 f=1 k=0
-			[ ! -s "$kjson" ] || read -r p f k < <("$HARNESS/scripts/kunit.sh" count "$kjson")
+			[ ! -s "$kjson" ] || read -r p f k < <(counts_of "$HARNESS/scripts/kunit.sh" count "$kjson")
 			[ "$p$f$k" != 000 ] || f=1
 			[ "$f" = 0 ] || grep -E 'FAIL|CRASH|ERROR' "$klog.parse" | head -n 10 >&2 || true
 			say "KUnit on $b, ${part,,} suites: $p passed, $f failed, $k skipped ($(basename "$klog"))"
