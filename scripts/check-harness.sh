@@ -236,6 +236,13 @@ case_ "a bench whose knob made no wait" "tpause:20000 msi: 1000 polls, 0 waits" 
 case_ "no test at all" "no test ran" "
 	stage() { rm -f work/results/*.count; scripts/summary.sh; }"
 
+# The guest's expectations come from the host's facts (lib.sh:
+# guest_waitpkg), not from the backend's name: told that its QEMU guest has
+# WAITPKG, as on a VMX+WAITPKG host with KVM, the check holds the guest to
+# it, and a guest without it fails.
+case_ "a QEMU guest expected to see WAITPKG" "not ok [0-9]+ WAITPKG in the qemu guest: no \(want yes\)" "
+	stage() { HARNESS_GUEST_WAITPKG=yes BACKENDS=qemu VM_MODES=check scripts/vm.sh check; }"
+
 # The summary of a target knows its suites: one that left no count (a stage
 # that died before recording) fails it, as does a count file that is not
 # three numbers.

@@ -221,6 +221,28 @@ base_kernel() {
 		"$HARNESS/scripts/build.sh" kernel || die "the base kernel did not build (logs: $BASE_WORK/logs)"
 }
 
+# qemu_uses_kvm: whether QEMU runs with KVM (-accel kvm -cpu host): only
+# where the host really has VMX or SVM, as a /dev/kvm without them (e.g. a
+# PVM-style host) hangs the guest.
+qemu_uses_kvm() {
+	[ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo
+}
+
+# guest_waitpkg BACKEND: "yes" if that backend's guest sees WAITPKG, else
+# "no": Bochs' sapphire_rapids model has it; QEMU passes the host's CPU
+# through with KVM and has none under TCG.  The guest checks and the demo's
+# expectations follow this, not the backend's name.  HARNESS_GUEST_WAITPKG
+# overrides it (check-harness).
+guest_waitpkg() {
+	if [ -n "${HARNESS_GUEST_WAITPKG:-}" ]; then
+		echo "$HARNESS_GUEST_WAITPKG"
+	elif [ "$1" = bochs ] || { [ "$1" = qemu ] && qemu_uses_kvm && grep -qw waitpkg /proc/cpuinfo; }; then
+		echo yes
+	else
+		echo no
+	fi
+}
+
 # counts_of CMD...: run CMD, which prints "PASSED FAILED SKIPPED", and print
 # that; if CMD fails or prints anything else, say so on stderr and print
 # "0 1 0", so that a helper that dies is a failure, not an empty count.

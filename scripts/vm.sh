@@ -98,9 +98,8 @@ if [[ " $BACKENDS " == *" qemu "* ]]; then
 	run "$LOGS/iasl-$VM_SUITE-$mode.log" iasl -p "${cst%.aml}" "$HARNESS/config/cst.asl"
 fi
 
-# KVM acceleration only where the host really has VMX or SVM: a /dev/kvm
-# without them (e.g. a PVM-style host) hangs the guest.
-if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
+# KVM acceleration only where the host really has VMX or SVM (lib.sh).
+if qemu_uses_kvm; then
 	accel=(-accel kvm -cpu host) how="KVM, -cpu host"
 else
 	accel=(-accel tcg -cpu max) how="TCG, -cpu max (nested SVM)"
@@ -129,6 +128,8 @@ boot() {
 	local console=$LOGS/$VM_SUITE-$backend-$bmode-console.log
 	local append="console=ttyS0,115200 loglevel=5 panic=-1 oops=panic harness.mode=$bmode"
 	append+=" harness.backend=$backend umwait.poll_wait_ns=20000"
+	# What the guest must see, from the host's facts (lib.sh).
+	append+=" harness.waitpkg=$(guest_waitpkg "$backend")"
 	[ -z "${HARNESS_INJECT:-}" ] || append+=" harness.inject=$HARNESS_INJECT"
 	[ -z "${LOAD_S:-}" ] || append+=" harness.load_s=$LOAD_S"
 	[ -z "${HARNESS_BENCH:-}" ] || append+=" harness.bench=$HARNESS_BENCH"
