@@ -7,7 +7,7 @@ S := scripts
 WORK ?= $(CURDIR)/work
 export WORK
 
-.PHONY: all help check run deps tree hygiene build bochs kunit vm summary series quick check-each check-harness bench bench-host \
+.PHONY: all help check run deps tree hygiene build bochs kunit vm summary series quick check-each check-harness lint bench bench-host \
 	check-fresh check-6.12 check-matrix check-debug debug-kernel check-wide tcg-hangs clean
 
 # A bare "make" prints the help, as the kernel's does: nothing installs or
@@ -45,6 +45,7 @@ help:
 	@echo '  check-6.12     - the 6.12 backport: hygiene, VM kernel, Bochs boots (CI runs it)'
 	@echo '  check-fresh    - make check in a fresh debootstrap root, as on a new machine'
 	@echo '  check-harness  - the harness'"'"'s own tests: injected faults must turn it red'
+	@echo '  lint           - shellcheck of the harness'"'"'s scripts, relative links of its documents (CI runs it)'
 	@echo '  debug-kernel   - build the debug kernel (config/debug.config) alone'
 	@echo '  check-debug    - the debug kernel (KASAN, lockdep...) on DEBUG_BACKENDS'
 	@echo '  check-wide     - upstream KVM selftests beyond the curated lists, base against series'
@@ -99,6 +100,9 @@ check:
 
 summary:
 	@$(S)/summary.sh
+
+lint: deps
+	@$(S)/lint.sh
 
 # The demo: boot the patched kernel and show the knob and the stats.
 run:

@@ -56,7 +56,7 @@ BX_PATCHES=$HARNESS/bochs
 # The hash of everything the binary is made from.
 recipe_hash() {
 	{
-		echo "$BOCHS_VER $BOCHS_ORIG_SHA256 $BOCHS_DEBIAN_SHA256"
+		echo "$BOCHS_VER $BOCHS_ORIG_SHA256 $BOCHS_DEBIAN $BOCHS_DEBIAN_SHA256"
 		echo "${BOCHS_CONFIGURE[*]} CFLAGS=$BOCHS_CFLAGS"
 		list_file "$BX_PATCHES/series"
 		for p in $(list_file "$BX_PATCHES/series"); do
@@ -99,6 +99,7 @@ fetch() {
 		(cd "$dl" && apt-get "${aptopts[@]}" source --download-only "$BOCHS_SRC_PKG") \
 			>>"$LOGS/bochs-fetch.log" 2>&1 || true
 	local f sha
+	# shellcheck disable=SC2066 # a list of FILE:SHA256, of one file today
 	for f in "$BOCHS_ORIG:$BOCHS_ORIG_SHA256"; do
 		sha=${f#*:} f=${f%%:*}
 		if [ ! -f "$dl/$f" ] && command -v curl >/dev/null; then

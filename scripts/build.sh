@@ -89,7 +89,8 @@ fi
 # w1 DIR ARCH: that build in DIR for ARCH, of $dirs with $tests enabled;
 # any warning fails the stage.
 w1() {
-	local dir=$1 arch=$2 log=$LOGS/$(basename "$1")
+	local dir=$1 arch=$2 log
+	log=$LOGS/$(basename "$1")
 	local mkw=(make -C "$TREE" O="$dir" ARCH="$arch" "${KMAKE_ARGS[@]}")
 	mkdir -p "$dir"
 	cp "$BUILD/.config" "$dir/.config.new"

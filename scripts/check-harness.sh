@@ -26,7 +26,7 @@ case_() {
 	# HARNESS_CASES=REGEX runs only the cases whose names match.
 	[[ "$name" =~ ${HARNESS_CASES:-.} ]] || return 0
 	n=$((n + 1))
-	rm -rf "$upper"/*
+	rm -rf "${upper:?}"/*
 	mkdir -p "$upper"/{h,hw,w,ww}
 	out=$(unshare -m bash -c '
 		set -e

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Shared helpers for the harness stages.  Sourced, never executed.
 
 set -euo pipefail
@@ -14,6 +15,8 @@ WORK=${WORK:-$HARNESS/work}
 # (POSTINGS), each with its own series file and cover letter.
 KBASE=${KBASE:-upstream}
 POSTINGS="kvm cpuidle"
+# The KERNEL_SRC_* variables are for the scripts that source this file.
+# shellcheck disable=SC2034
 case $KBASE in
 upstream)
 	KERNEL_SRC_PKG=linux-source-7.3
@@ -124,8 +127,8 @@ run_progress() {
 
 # wait_tick PID: wait up to 60 s for PID to end; true once it has.
 wait_tick() {
-	local i
-	for i in $(seq 60); do
+	local _
+	for _ in $(seq 60); do
 		kill -0 "$1" 2>/dev/null || return 0
 		sleep 1
 	done
@@ -158,6 +161,7 @@ list_file() {
 
 # The patches of one posting (POSTING/NNNN-....patch), in order, or of all
 # of them, as paths relative to $PATCHES.
+# shellcheck disable=SC2120 # most callers want all the postings
 series_list() {
 	local p
 	for p in ${1:-$POSTINGS}; do
@@ -168,7 +172,7 @@ series_list() {
 
 # The hash of the stored postings: their series files and patches.
 series_stamp() {
-	(cd "$PATCHES" && for p in $POSTINGS; do cat "$p/series"; done && cat $(series_list)) |
+	(cd "$PATCHES" && for p in $POSTINGS; do cat "$p/series"; done && series_list | xargs cat) |
 		sha256sum | cut -c1-16
 }
 

@@ -20,6 +20,7 @@ say "building the wide selftests"
 # vm.sh packs the demo's workloads too.
 tests=$(kvm_selftests "$LIST" "$HARNESS/config/demo.list" | awk '{ print $1 }' | sort -u)
 mkdir -p "$OUT"
+# shellcheck disable=SC2046 # one word per test
 run "$LOGS/wide-selftests.log" make -C "$TREE/tools/testing/selftests/kvm" -j"$JOBS" OUTPUT="$OUT" \
 	KHDR_INCLUDES="-isystem $WORK/build-vm/usr/include" EXTRA_CFLAGS=-static \
 	$(for t in $tests; do echo "$OUT/$t"; done)
