@@ -5,6 +5,14 @@
 SHELL := /bin/bash
 S := scripts
 WORK ?= $(CURDIR)/work
+# KBASE=6.12: every target works in work/6.12, as scripts/lib.sh does, so
+# that the recipes' $(WORK) and the scripts' agree (make clean cleans 6.12's
+# builds, check-debug builds into 6.12's work directory).
+ifeq ($(KBASE),6.12)
+ifneq ($(notdir $(WORK)),6.12)
+WORK := $(WORK)/6.12
+endif
+endif
 export WORK
 
 .PHONY: all help check run deps tree hygiene build bochs kunit vm summary series quick check-each check-harness lint bench bench-host \
@@ -200,6 +208,7 @@ check-fresh:
 # "KBASE=6.12 make check" runs all of make check on 6.12 instead.
 CHECK612_BACKENDS ?= bochs
 check-6.12:
+	@[ "$(KBASE)" != 6.12 ] || { echo "check-6.12 tests the 6.12 backport itself: run it without KBASE (KBASE=6.12 make check runs make check on 6.12)" >&2; exit 2; }
 	@rm -f $(WORK)/6.12/results/*.count $(WORK)/results/6.12-*.count
 	@mkdir -p $(WORK)/6.12/results
 	@st=0; KBASE=6.12 $(MAKE) --no-print-directory hygiene || \
