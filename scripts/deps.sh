@@ -71,7 +71,7 @@ if [ ${#missing[@]} != 0 ]; then
 		if [ -z "$newest" ]; then
 			suites=$(apt-get indextargets --format '$(SITE) $(RELEASE)/$(COMPONENT)' \
 				'Created-By: Packages' 2>/dev/null | sort -u | tr '\n' ',' | sed 's/,$//; s/,/, /g')
-			die "$p is not available from apt, which looked in: ${suites:-no suite at all}. $KERNEL_SRC_VER is in bookworm-security (http://deb.debian.org/debian-security), as on a standard Debian 12 install: add that suite to the apt sources"
+			die "$p is not available from apt, which looked in: ${suites:-no suite at all}. $KERNEL_SRC_VER is in bookworm-security, which a standard Debian 12 install has: add that suite to the apt sources"
 		fi
 		warn "**************************************************************"
 		warn "$p $KERNEL_SRC_VER is gone from apt: using $newest."

@@ -14,8 +14,9 @@ STAGE=fresh
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || die "check-fresh needs root (debootstrap, chroot, mounts)"
-MIRROR=${FRESH_MIRROR:-http://deb.debian.org/debian}
-SECURITY=${FRESH_SECURITY:-http://deb.debian.org/debian-security}
+# The mirrors of the system's own apt sources (lib.sh), as a new machine's.
+MIRROR=${FRESH_MIRROR:-$(debian_mirror)}
+SECURITY=${FRESH_SECURITY:-$(debian_security_mirror)}
 FRESH=$WORK/fresh
 tarball=$WORK/fresh-root-bookworm-minbase.tar
 ccache_dir=${FRESH_CCACHE_DIR:-$( (ccache -k cache_dir 2>/dev/null) || echo "$HOME/.cache/ccache")}

@@ -276,6 +276,16 @@ debian_mirror() {
 	echo "$m"
 }
 
+# debian_security_mirror: where the system's apt sources take the security
+# suite from (bookworm-security), or DEBIAN_SECURITY_MIRROR.
+debian_security_mirror() {
+	# shellcheck disable=SC2016 # apt's own $(FIELD) syntax
+	local m=${DEBIAN_SECURITY_MIRROR:-$(apt-get indextargets --format '$(SITE) $(RELEASE)' \
+		'Created-By: Packages' 2>/dev/null | awk '$2 ~ /-security$/ { print $1; exit }')}
+	[ -n "$m" ] || die "no security suite in the apt sources (set DEBIAN_SECURITY_MIRROR)"
+	echo "$m"
+}
+
 # private_apt DIR TYPE SUITE: an apt configuration of its own under DIR,
 # with the one source "TYPE MIRROR SUITE main" (TYPE deb or deb-src), and
 # its index fetched; sets APT_OPTS for apt-get and apt-cache.  The system's
