@@ -15,19 +15,13 @@ endif
 endif
 export WORK
 
-.PHONY: all help check run deps tree hygiene build bochs kunit vm summary series quick check-each check-harness lint bench bench-host \
+.PHONY: all help check run deps tree hygiene build bochs kunit vm shell summary series quick check-each check-harness check-parsers lint bench bench-host \
 	check-fresh check-6.12 check-matrix check-debug debug-kernel check-wide tcg-hangs clean
 
 # A bare "make" prints the help, as the kernel's does: nothing installs or
 # runs without a target.
 .DEFAULT_GOAL := help
 all: check
-
-# The suites that each summary needs (scripts/summary.sh): one missing is a
-# failure.
-# BACKENDS is set below.
-CHECK_SUITES = bench-test $(foreach b,$(BACKENDS),vm-$(b) vm-$(b)-kunit demo-$(b))
-QUICK_SUITES = $(foreach b,$(BACKENDS),vm-$(b) vm-$(b)-kunit)
 
 help:
 	@echo 'The two commands (README.md):'
@@ -40,6 +34,7 @@ help:
 	@echo '  build          - VM kernel (with the KUnit suites), W=1 x86_64 and i386, selftests, Bochs'
 	@echo '  bochs          - Bochs alone, from Debian source with the fixes in bochs/'
 	@echo '  vm             - boot the VM kernel on BACKENDS and run KUnit, the selftests and checks'
+	@echo '  shell          - a busybox shell in the VM kernel'"'"'s guest on BACKEND, on this terminal'
 	@echo '  kunit          - KUnit with kunit.py on kernels of their own (KUNIT_ARCHES="x86_64 i386")'
 	@echo 'Benchmarks (docs/bench.md):'
 	@echo '  bench          - the bench in the VM kernel on BENCH_BACKEND (bochs; qemu with KVM on a WAITPKG host)'
@@ -53,6 +48,7 @@ help:
 	@echo '  check-6.12     - the 6.12 backport: hygiene, VM kernel, Bochs boots (CI runs it)'
 	@echo '  check-fresh    - make check in a fresh debootstrap root, as on a new machine'
 	@echo '  check-harness  - the harness'"'"'s own tests: injected faults must turn it red'
+	@echo '  check-parsers  - the harness'"'"'s parsers against golden inputs (seconds; CI runs it)'
 	@echo '  lint           - shellcheck of the harness'"'"'s scripts, relative links of its documents (CI runs it)'
 	@echo '  debug-kernel   - build the debug kernel (config/debug.config) alone'
 	@echo '  check-debug    - the debug kernel (KASAN, lockdep...) on DEBUG_BACKENDS'
@@ -60,7 +56,17 @@ help:
 	@echo '  tcg-hangs      - hang rates of the series'"'"' selftests under nested QEMU TCG, base against series'
 	@echo '  summary        - the per-suite counts and closing line of the last results'
 	@echo '  clean          - remove the build directories, initramfs, results and logs'
-	@echo 'Variables: KBASE=upstream|6.12 (default upstream, Linux 7.3), BACKENDS="qemu bochs".'
+	@echo 'Variables (docs/harness.md has the rest):'
+	@echo '  KBASE=upstream|6.12  - the kernel base: Linux 7.3 (default) or Debian 12'"'"'s 6.12, in work/6.12'
+	@echo '  BACKENDS="qemu bochs" - the VM backends of vm, check, quick and run, in order'
+	@echo '  BACKEND=qemu|bochs   - the backend of make shell (default qemu)'
+	@echo '  TESTS=regex          - only the selftests and guest checks whose names match (vm, quick, check)'
+	@echo '  V=1                  - show each stage'"'"'s and each logged command as it runs'
+	@echo '  DRY_RUN=1            - vm, shell: print each VM command line, build and boot nothing'
+	@echo '  JOBS=N               - parallel jobs of the kernel builds (default: cores + 1)'
+	@echo '  WORK=dir             - the work directory (default work/; KBASE=6.12 uses WORK/6.12)'
+	@echo '  BENCH_BACKEND=bochs|qemu - the backend of make bench'
+	@echo '  MATRIX=regex         - the entries of config/matrix.list that check-matrix builds'
 
 deps:
 	@$(S)/deps.sh
@@ -89,22 +95,20 @@ bochs: deps
 kunit: tree
 	@$(S)/kunit.sh
 
-vm: build
+# DRY_RUN=1: the VM command lines only, nothing built or booted.
+vm: $(if $(DRY_RUN),,build)
 	@$(S)/vm.sh check
 
-# All tests: the test stages run even if one fails, then the summary.  The
-# series' KUnit suites run in the VM kernel, on both backends (vm.sh).  The
-# demo runs alongside the VM stage: a Bochs boot is one host thread, and
-# its time is emulated, so the demo's boot and the check's two share the
-# host's cores without changing what any of them measures.
+# A busybox shell in the VM kernel's guest, on this terminal: BACKEND=qemu
+# (the default) or bochs.
+BACKEND ?= qemu
+shell: $(if $(DRY_RUN),,build)
+	@BACKENDS=$(BACKEND) $(S)/vm.sh shell
+
+# All tests (scripts/check.sh check): the test stages run even if one
+# fails, then the summary.
 check:
-	@$(MAKE) --no-print-directory -j2 hygiene $(filter bochs,$(BACKENDS))
-	@$(MAKE) --no-print-directory build
-	@rm -f $(WORK)/results/*.count
-	@st=0; $(S)/bench.sh test || st=1; \
-		$(S)/vm.sh check & vm=$$!; \
-		$(S)/demo-check.sh || st=1; wait $$vm || st=1; \
-		SUMMARY_REQUIRE="$(CHECK_SUITES)" $(S)/summary.sh && exit $$st
+	@$(S)/check.sh check
 
 summary:
 	@$(S)/summary.sh
@@ -112,11 +116,14 @@ summary:
 lint: deps
 	@$(S)/lint.sh
 
-# The demo: boot the patched kernel and show the knob and the stats.
+# The harness's parsers against golden inputs (scripts/testdata/).
+check-parsers:
+	@$(S)/test-parsers.sh
+
+# The demo: build what it needs (no W=1 builds) and show the knobs and
+# the stats.
 run:
-	@$(MAKE) --no-print-directory -j2 tree $(filter bochs,$(BACKENDS))
-	@$(MAKE) --no-print-directory build
-	@$(S)/vm.sh run
+	@$(S)/check.sh run
 
 # The numbers reviewers asked for (docs/bench.md): wake latency, power, CPU
 # time and the halt-poll stats against the knobs, as a CSV, a table and
@@ -136,9 +143,7 @@ series:
 
 # Fast iteration on the tree as it is (no re-apply): rebuild, boot, test.
 quick:
-	@rm -f $(WORK)/results/*.count
-	@$(S)/build.sh && { st=0; $(S)/vm.sh check || st=1; \
-		SUMMARY_REQUIRE="$(QUICK_SUITES)" $(S)/summary.sh && exit $$st; }
+	@$(S)/check.sh quick
 
 # Every patch of the series builds on its own (W=1, CONFIG_KVM_WERROR=y).
 check-each: build
@@ -156,33 +161,13 @@ check-matrix: tree
 
 # The debug kernel (config/vm.config + config/debug.config: lockdep, KASAN,
 # UBSAN, KFENCE, atomic-sleep and preempt checks): the VM's checks and the
-# knob writes under load on each of DEBUG_BACKENDS; any splat fails.
-DEBUG_BACKENDS ?= qemu bochs
-# no5lvl: with QEMU's -cpu max (LA57), KASAN reports a wild-memory-access in
-# rcu_is_watching() from an interrupt during cpu_detect(), at boot, before
-# any code of the series runs (docs/v2-harness-notes.md, "Reliability");
-# 4-level paging avoids it.
-DEBUG_APPEND ?= no5lvl
-# The seconds of knob writes under load, by the guest's clock.  Bochs' guest
-# clock runs about 11 times slower than its emulated time (docs/backends.md),
-# and the debug kernel emulates at about 24M instructions a second there: 30
-# guest seconds would take about 45 minutes.
-LOAD_S_QEMU ?= 30
-LOAD_S_BOCHS ?= 3
+# knob writes under load on each of DEBUG_BACKENDS (default "qemu bochs");
+# any splat fails (scripts/check.sh debug).
 debug-kernel: build
-	@BUILD=$(WORK)/build-debug FRAGMENT="$(CURDIR)/config/vm.config $(CURDIR)/config/kunit.config $(CURDIR)/config/debug.config" \
-		$(S)/build.sh kernel
+	@BUILD=$(WORK)/build-debug FRAGMENT="$(CURDIR)/config/vm.config $(CURDIR)/config/kunit.config $(CURDIR)/config/debug.config" $(S)/build.sh kernel
 
 check-debug: debug-kernel
-	@rm -f $(WORK)/results/debug*.count
-	@st=0; for b in $(DEBUG_BACKENDS); do \
-		VM_SUITE=debug VM_APPEND="$(DEBUG_APPEND)" BUILD=$(WORK)/build-debug BACKENDS=$$b \
-			SELFTESTS_LIST=$(CURDIR)/config/selftests-debug.list \
-			SELFTESTS_LIST_BOCHS=$(CURDIR)/config/selftests-debug-bochs.list $(S)/vm.sh check || st=1; \
-		VM_SUITE=debug VM_APPEND="$(DEBUG_APPEND)" BUILD=$(WORK)/build-debug BACKENDS=$$b \
-			LOAD_S=$$([ $$b = bochs ] && echo $(LOAD_S_BOCHS) || echo $(LOAD_S_QEMU)) \
-			$(S)/vm.sh load || st=1; \
-		done; SUMMARY_GLOB='debug*' $(S)/summary.sh && exit $$st
+	@$(S)/check.sh debug
 
 # Upstream KVM selftests beyond the curated lists (config/selftests-wide.list)
 # on the base kernel and on the series: no test that passes on the base may
@@ -202,26 +187,11 @@ check-fresh:
 	@$(S)/fresh.sh
 
 # The 6.12 backport (patches/6.12/), as CI runs it: tree and hygiene, the VM
-# kernel, and its Bochs boots: KUnit, the KVM selftests and the poll_idle()
-# checks, every WAITPKG path of both postings.  Its counts are also copied
-# into work/results as 6.12-*, for the summary of the primary base.
-# "KBASE=6.12 make check" runs all of make check on 6.12 instead.
-CHECK612_BACKENDS ?= bochs
+# kernel, and its boots on CHECK612_BACKENDS (default bochs): KUnit, the KVM
+# selftests and the poll_idle() checks, every WAITPKG path of both
+# postings.  "KBASE=6.12 make check" runs all of make check on 6.12 instead.
 check-6.12:
-	@[ "$(KBASE)" != 6.12 ] || { echo "check-6.12 tests the 6.12 backport itself: run it without KBASE (KBASE=6.12 make check runs make check on 6.12)" >&2; exit 2; }
-	@rm -f $(WORK)/6.12/results/*.count $(WORK)/results/6.12-*.count
-	@mkdir -p $(WORK)/6.12/results
-	@st=0; KBASE=6.12 $(MAKE) --no-print-directory hygiene || \
-		{ st=1; echo "0 1 0" >$(WORK)/6.12/results/tree-hygiene.count; }; \
-	if [ $$st = 0 ]; then \
-		KBASE=6.12 BACKENDS="$(CHECK612_BACKENDS)" $(S)/build.sh kernel && \
-		KBASE=6.12 BACKENDS="$(CHECK612_BACKENDS)" $(S)/build.sh selftests && \
-		KBASE=6.12 BACKENDS="$(CHECK612_BACKENDS)" $(S)/vm.sh check || st=1; \
-	fi; \
-	for f in $(WORK)/6.12/results/*.count; do [ ! -e "$$f" ] || \
-		cp "$$f" "$(WORK)/results/6.12-$$(basename "$$f")"; done; \
-	KBASE=6.12 SUMMARY_REQUIRE="$(foreach b,$(CHECK612_BACKENDS),vm-$(b) vm-$(b)-kunit)" \
-		$(S)/summary.sh && exit $$st
+	@$(S)/check.sh 6.12
 
 clean:
 	rm -rf $(WORK)/build-* $(WORK)/initramfs* $(WORK)/results $(WORK)/logs

@@ -184,10 +184,10 @@ make_disk() {
 
 boot() {
 	[ $# = 6 ] || die "usage: bochs.sh boot KERNEL INITRD APPEND CONSOLE_LOG TAP_LOG TIMEOUT_S"
-	local kernel=$1 initrd=$2 append=$3 console=$4 tap=$5 tmo=$6
-	[ -x "$BX_BIN" ] || die "no Bochs at $BX_BIN (run scripts/bochs.sh build)"
-	[ -f "$kernel" ] || die "no kernel at $kernel"
-	[ -f "$initrd" ] || die "no initrd at $initrd"
+	local kernel=$1 initrd=$2 append=$3 console=$4 tap=$5 tmo=$6 dry=${DRY_RUN:-}
+	[ -n "$dry" ] || [ -x "$BX_BIN" ] || die "no Bochs at $BX_BIN (run scripts/bochs.sh build)"
+	[ -n "$dry" ] || [ -f "$kernel" ] || die "no kernel at $kernel"
+	[ -n "$dry" ] || [ -f "$initrd" ] || die "no initrd at $initrd"
 	local c
 	for c in mkfs.vfat:dosfstools syslinux:syslinux mcopy:mtools; do
 		command -v "${c%:*}" >/dev/null || die "${c%:*} not found (install ${c#*:})"
@@ -202,16 +202,25 @@ boot() {
 	name=$(basename "${console%.log}")
 	log=$LOGS/bochs-$name.log
 	local bdir=$BX/run/$name dlog=$LOGS/bochs-$name-disk.log
-	mkdir -p "$bdir"
-	exec {lock}>"$bdir/lock"
-	flock -n "$lock" || die "another Bochs boot named $name is running (lock: $bdir/lock)"
-	make_disk "$kernel" "$initrd" "$append"
+	# BOCHS_TTY: the console on that terminal ("make shell").
+	local com1="mode=file, dev=\"$console\""
+	[ -z "${BOCHS_TTY:-}" ] || com1="mode=term, dev=$BOCHS_TTY"
+	if [ -z "$dry" ]; then
+		mkdir -p "$bdir"
+		exec {lock}>"$bdir/lock"
+		flock -n "$lock" || die "another Bochs boot named $name is running (lock: $bdir/lock)"
+		make_disk "$kernel" "$initrd" "$append"
+	else
+		say "a disk image with syslinux, $kernel, $initrd and this command line: $append"
+	fi
 
 	# ips: emulated time follows the instruction count (clock sync=none),
 	# 200M instructions a second per CPU.  error: ignore, else each access
 	# to an MSR Bochs does not know is logged (tens of MB).  A triple fault
 	# ends Bochs instead of resetting the machine.
 	local bxrc=$bdir/bochsrc
+	[ -z "$dry" ] || bxrc=/dev/stdout
+	[ -z "$dry" ] || say "$bdir/bochsrc:"
 	cat >"$bxrc" <<-EOF
 		display_library: nogui
 		config_interface: textconfig
@@ -224,7 +233,7 @@ boot() {
 		ata0: enabled=1, ioaddr1=0x1f0, ioaddr2=0x3f0, irq=14
 		ata0-master: type=disk, mode=flat, path="$bdir/disk.img", cylinders=${DISK_CHS[0]}, heads=${DISK_CHS[1]}, spt=${DISK_CHS[2]}
 		boot: disk
-		com1: enabled=1, mode=file, dev="$console"
+		com1: enabled=1, $com1
 		com2: enabled=1, mode=file, dev="$tap"
 		mouse: enabled=0
 		log: "$log"
@@ -233,6 +242,12 @@ boot() {
 		info: action=report
 		debug: action=ignore
 	EOF
+	bxrc=$bdir/bochsrc
+	if [ -n "$dry" ]; then
+		printf '%q ' timeout -k 10 "$tmo" "$BX_BIN" -q -f "$bxrc"
+		echo
+		return 0
+	fi
 	# Emptied in place, not removed: a reader may follow them (tail -f).
 	: >"$console"
 	: >"$tap"

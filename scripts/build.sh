@@ -40,15 +40,9 @@ cfg_log=$blog-config.log
 			-m -O "$BUILD" "$BUILD/.config.new" $FRAGMENT &&
 		make O="$BUILD" "${KMAKE_ARGS[@]}" KCONFIG_CONFIG=$BUILD/.config.new olddefconfig
 ) >"$cfg_log" 2>&1 || die "configuring the kernel failed" "$cfg_log"
-missing=0
-while IFS= read -r opt; do
-	if ! grep -qxF -- "$opt" "$BUILD/.config.new"; then
-		name=${opt%%=*}
-		echo "  $opt requested, got: $(grep -E "^$name=|^# $name is not set" "$BUILD/.config.new" || echo "absent")" >&2
-		missing=$((missing + 1))
-	fi
-done < <(cat $FRAGMENT | grep -E '^CONFIG_[A-Za-z0-9_]+=')
-[ "$missing" = 0 ] || die "$missing option(s) of $FRAGMENT did not survive olddefconfig"
+# shellcheck disable=SC2086 # FRAGMENT is a list
+missing=$(config_missing "$BUILD/.config.new" $FRAGMENT) || true
+[ -z "$missing" ] || { echo "$missing" >&2; die "$(wc -l <<<"$missing") option(s) of $FRAGMENT did not survive olddefconfig"; }
 # Only replace .config when it changed, so that an unchanged rerun is a no-op.
 if ! cmp -s "$BUILD/.config.new" "$BUILD/.config"; then
 	mv "$BUILD/.config.new" "$BUILD/.config"

@@ -260,6 +260,21 @@ case_ "a KUnit counting helper that dies" "counting with .*kunit.sh count .* fai
 	inject() { sed -i 's/^count() {\$/count() { exit 3/' scripts/kunit.sh && grep -q 'count() { exit 3' scripts/kunit.sh; }
 	stage() { BACKENDS=qemu VM_MODES=check scripts/vm.sh check; }"
 
+# A guest check that reports no result (or two): the plan is computed from
+# the checks that run, so the guest says which check broke it.
+case_ "a guest check that reports no result" "the guest check waitpkg reported 0 results, not one" "
+	inject() { sed -i 's/^check_waitpkg() {\$/check_waitpkg() { return 0/' scripts/guest/init && grep -q 'check_waitpkg() { return 0' scripts/guest/init; }
+	stage() { BACKENDS=qemu VM_MODES=check TESTS=waitpkg scripts/vm.sh check; }"
+
+# The host's one KTAP parser dies: a failure, not an empty count.
+case_ "a KTAP parser that dies" "counting with .*ktap.sh counts .* failed \(exit status 3" "
+	inject() { sed -i 's/^case \$1 in\$/exit 3; case \$1 in/' scripts/ktap.sh && grep -q '^exit 3; case' scripts/ktap.sh; }
+	stage() { BACKENDS=qemu VM_MODES=check TESTS=waitpkg scripts/vm.sh check; }"
+
+# TESTS= that matches nothing is a mistake, said as such, not a green run.
+case_ "TESTS that matches nothing" "TESTS='no-such-test' matches no selftest or check" "
+	stage() { BACKENDS=qemu VM_MODES=check TESTS=no-such-test scripts/vm.sh check; }"
+
 [ "$(patches_sum)" = "$before" ] || { fail=$((fail + 1)); echo "not ok - patches/ changed during the harness tests"; }
 record harness "$pass" "$fail" 0
 [ "$fail" = 0 ] || die "$fail harness test(s) did not turn red as they should"

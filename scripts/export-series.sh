@@ -39,29 +39,6 @@ recipients() {
 		done
 }
 
-# add_headers FILE LINES: put the To:/Cc: LINES into FILE's header, before
-# the blank line that ends it, one header of each with folded addresses.
-add_headers() {
-	awk -v lines="$2" '
-		BEGIN {
-			n = split(lines, l, "\n")
-			for (i = 1; i <= n; i++) {
-				k = substr(l[i], 1, 2); v = substr(l[i], 5)
-				if (v == "" || (k, v) in seen) continue
-				seen[k, v] = 1
-				if (k == "To") to = to (to == "" ? "" : ",\n    ") v
-				else cc = cc (cc == "" ? "" : ",\n    ") v
-			}
-		}
-		hdr && /^$/ {
-			if (to != "") print "To: " to
-			if (cc != "") print "Cc: " cc
-			hdr = 0
-		}
-		NR == 1 { hdr = 1 }
-		{ print }' "$1" >"$1.new" && mv "$1.new" "$1"
-}
-
 # export_posting NAME DIR: the posting branch NAME, as patch files in DIR.
 export_posting() {
 	local name=$1 dir=$2 stored=$PATCHES/$1/0000-cover-letter.patch f all=
@@ -99,29 +76,7 @@ export_posting() {
 	add_headers "$dir/0000-cover-letter.patch" "$(grep '^To: ' <<<"$all")"$'\n'"$(grep '^Cc: ' <<<"$all")"$'\n'"$extra"
 	[ -f "$stored" ] || return 0
 	# Stored author, subject, date and blurb; generated shortlog and diffstat.
-	awk -v stored="$stored" '
-		BEGIN {
-			hdr = 1
-			while ((getline l < stored) > 0) {
-				if (hdr && l ~ /^From: /) { from = l; infrom = 1; continue }
-				if (hdr && infrom && l ~ /^[ \t]/) { from = from "\n" l; continue }
-				infrom = 0
-				if (hdr && l ~ /^Date: /) date = l
-				else if (hdr && l ~ /^Subject: /) { sub(/^Subject: \[[^]]*\] /, "", l); subj = l }
-				else if (hdr && l == "") hdr = 0
-				else if (!hdr && l ~ /^[^ ].* \([0-9]+\):$/) break
-				else if (!hdr) blurb = blurb l "\n"
-			}
-			sub(/\n+$/, "\n", blurb)
-		}
-		skip && /^[ \t]/ { next }
-		{ skip = 0 }
-		/^Date: / && date != "" { print date; next }
-		/^From: / && from != "" { print from; skip = 1; next }
-		/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subj) }
-		/^\*\*\* BLURB HERE \*\*\*$/ { printf "%s", blurb; next }
-		{ print }' "$dir/0000-cover-letter.patch" >"$dir/cover" &&
-		mv "$dir/cover" "$dir/0000-cover-letter.patch"
+	splice_cover "$stored" "$dir/0000-cover-letter.patch"
 }
 
 for posting in $POSTINGS; do

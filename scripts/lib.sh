@@ -84,9 +84,15 @@ err_trap() {
 }
 err_trap
 
+# show LOG CMD...: with V=1, the command and where its output goes.
+show() {
+	[ "${V:-0}" = 0 ] || say "+ $(printf '%q ' "${@:2}")> $1"
+}
+
 # run LOG CMD...: run CMD with its output in LOG; fail the stage on error.
 run() {
 	local log=$1
+	show "$@"
 	shift
 	if ! "$@" >"$log" 2>&1; then
 		die "'$*' failed" "$log"
@@ -100,6 +106,7 @@ run() {
 # incremental one's), and the time elapsed.  Returns CMD's status.
 progress() {
 	local log=$1 countfile=$2 t0=$SECONDS pid last n0 n of rc=0
+	show "$log" "${@:3}"
 	shift 2
 	last=$(cat "$countfile" 2>/dev/null || true)
 	n0=$(grep -cE '^  [A-Z]' "$log" 2>/dev/null || true)
@@ -151,6 +158,22 @@ objtool_noinstr() {
 	! grep -q 'warning: objtool' "$log" || { echo "objtool: noinstr violations in $build"; return 1; }
 	# A status other than 0 without a warning: objtool itself failed.
 	[ "$orc" = 0 ] || { echo "objtool failed (status $orc) on $build/vmlinux.o"; return 1; }
+}
+
+# config_missing CONFIG FRAGMENT...: each "CONFIG_X=v" line of the
+# FRAGMENTs that CONFIG lacks, as "  CONFIG_X=v requested, got: WHAT"
+# (its line in CONFIG, "# CONFIG_X is not set", or "absent"); false if
+# there is any.
+config_missing() {
+	local config=$1 opt name n=0
+	shift
+	while IFS= read -r opt; do
+		grep -qxF -- "$opt" "$config" && continue
+		name=${opt%%=*}
+		echo "  $opt requested, got: $(grep -E "^$name=|^# $name is not set" "$config" || echo "absent")"
+		n=$((n + 1))
+	done < <(cat "$@" | grep -E '^CONFIG_[A-Za-z0-9_]+=')
+	[ "$n" = 0 ]
 }
 
 # list_file FILE...: the lines of list files, without comments and blank
@@ -247,13 +270,14 @@ guest_waitpkg() {
 	fi
 }
 
-# counts_of CMD...: run CMD, which prints "PASSED FAILED SKIPPED", and print
-# that; if CMD fails or prints anything else, say so on stderr and print
-# "0 1 0", so that a helper that dies is a failure, not an empty count.
+# counts_of CMD...: run CMD, which prints "PASSED FAILED SKIPPED" (and
+# maybe more fields, as ktap.sh's), and print that; if CMD fails or prints
+# anything else, say so on stderr and print "0 1 0", so that a helper that
+# dies is a failure, not an empty count.
 counts_of() {
 	local out rc=0
 	out=$("$@") || rc=$?
-	if [ "$rc" = 0 ] && [[ $out =~ ^[0-9]+\ [0-9]+\ [0-9]+$ ]]; then
+	if [ "$rc" = 0 ] && [[ $out =~ ^[0-9]+\ [0-9]+\ [0-9]+(\ [0-9a-z]+)*$ ]]; then
 		echo "$out"
 	else
 		echo "counting with '$*' failed (exit status $rc, output '${out:0:200}'), counted as a failure" >&2
@@ -331,8 +355,63 @@ apt_need() {
 # keeps whether a rustc is on PATH out of the configs' toolchain symbols
 # (CONFIG_RUSTC_VERSION...), so that a config, and what it rebuilds, is the
 # same on every machine (this one has rustc in ~/.cargo).
-KMAKE_ARGS=(RUSTC=false)
+# The harness's V=1 reaches kbuild through MAKEFLAGS; kbuild stays quiet
+# (its object lines are what "progress" counts) unless KBUILD_VERBOSE says
+# otherwise.
+KMAKE_ARGS=(RUSTC=false "V=${KBUILD_VERBOSE:-0}")
 if command -v ccache >/dev/null; then
 	export CCACHE_BASEDIR=$WORK CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G} CCACHE_DEPEND=1
 	KMAKE_ARGS+=("CC=ccache gcc")
 fi
+
+# add_headers FILE LINES: put the To:/Cc: LINES into FILE's header, before
+# the blank line that ends it, one header of each with folded addresses
+# (export-series.sh).
+add_headers() {
+	awk -v lines="$2" '
+		BEGIN {
+			n = split(lines, l, "\n")
+			for (i = 1; i <= n; i++) {
+				k = substr(l[i], 1, 2); v = substr(l[i], 5)
+				if (v == "" || (k, v) in seen) continue
+				seen[k, v] = 1
+				if (k == "To") to = to (to == "" ? "" : ",\n    ") v
+				else cc = cc (cc == "" ? "" : ",\n    ") v
+			}
+		}
+		hdr && /^$/ {
+			if (to != "") print "To: " to
+			if (cc != "") print "Cc: " cc
+			hdr = 0
+		}
+		NR == 1 { hdr = 1 }
+		{ print }' "$1" >"$1.new" && mv "$1.new" "$1"
+}
+
+# splice_cover STORED NEW: the cover letter NEW (git format-patch's) with
+# the author, date, subject and text of the cover letter STORED, and its
+# own shortlog and diffstat (export-series.sh).
+splice_cover() {
+	awk -v stored="$1" '
+		BEGIN {
+			hdr = 1
+			while ((getline l < stored) > 0) {
+				if (hdr && l ~ /^From: /) { from = l; infrom = 1; continue }
+				if (hdr && infrom && l ~ /^[ \t]/) { from = from "\n" l; continue }
+				infrom = 0
+				if (hdr && l ~ /^Date: /) date = l
+				else if (hdr && l ~ /^Subject: /) { sub(/^Subject: \[[^]]*\] /, "", l); subj = l }
+				else if (hdr && l == "") hdr = 0
+				else if (!hdr && l ~ /^[^ ].* \([0-9]+\):$/) break
+				else if (!hdr) blurb = blurb l "\n"
+			}
+			sub(/\n+$/, "\n", blurb)
+		}
+		skip && /^[ \t]/ { next }
+		{ skip = 0 }
+		/^Date: / && date != "" { print date; next }
+		/^From: / && from != "" { print from; skip = 1; next }
+		/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subj) }
+		/^\*\*\* BLURB HERE \*\*\*$/ { printf "%s", blurb; next }
+		{ print }' "$2" >"$2.new" && mv "$2.new" "$2"
+}

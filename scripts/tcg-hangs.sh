@@ -30,17 +30,17 @@ for i in $(seq "$BOOTS"); do
 			"$HARNESS/scripts/vm.sh" check >"$LOGS/tcg-$side-$i.log" 2>&1 || true
 		tap=$RESULTS/tcg-$side-$i-qemu-check.tap
 		while read -r t _; do
-			if ! grep -q '^HARNESS-DONE' "$tap" 2>/dev/null; then
-				s=noboot
-			elif grep -qE "^not ok [0-9]+ $t # exit=(124|137|143)" "$tap"; then
-				s=hung
-			elif grep -qE "^not ok [0-9]+ $t( |$)" "$tap"; then
-				s=failed
-			elif grep -qE "^ok [0-9]+ $t( |$)" "$tap"; then
-				s=passed
-			else
-				s=noboot
-			fi
+			# The test's result, by the host's one parser (ktap.sh): a
+			# timeout's exit status (124, or killed: 137, 143) is a hang.
+			r=
+			! grep -q '^HARNESS-DONE' "$tap" 2>/dev/null ||
+				r=$("$HARNESS/scripts/ktap.sh" results "$tap" | awk -F '\t' -v t="$t" '$2 == t { print $1, $3 }')
+			case $r in
+			"fail exit=124" | "fail exit=137" | "fail exit=143") s=hung ;;
+			fail*) s=failed ;;
+			pass* | skip*) s=passed ;;
+			*) s=noboot ;;
+			esac
 			n[$side,$t,$s]=$((${n[$side,$t,$s]:-0} + 1))
 			say "  $t: $s"
 		done < <(kvm_selftests "$LIST")

@@ -8,6 +8,12 @@
 #   vm.sh run     the demo of "make run", shown as it happens
 #   vm.sh bench   scripts/guest/bench (HARNESS_BENCH: its options), one boot
 #                 per backend; its output in results/VM_SUITE-BACKEND.out
+#   vm.sh shell   a busybox shell in the guest of the first of BACKENDS, on
+#                 this terminal ("make shell BACKEND=qemu|bochs")
+# TESTS: an extended regular expression; only the selftests and guest
+# checks whose names match it run (the plan follows).  DRY_RUN=1: print
+# each boot's emulator command line (and Bochs' configuration) instead of
+# booting; nothing is built, packed or counted.
 # VM_MODES picks the boots of "check" (default "check cpuidle", and on Bochs
 # "apicv-off" too: config/selftests-bochs-apicv-off.list with APICv off),
 # GUEST_TIMEOUT the time each selftest gets in the guest (default 120 s),
@@ -39,19 +45,23 @@ for b in $BACKENDS; do
 		command -v iasl >/dev/null || die "iasl not found (install acpica-tools, or run 'make deps')"
 		;;
 	bochs)
-		[ -x "$BOCHS" ] || die "Bochs not found at $BOCHS (run 'make build', which builds it)"
+		[ -x "$BOCHS" ] || [ -n "${DRY_RUN:-}" ] || die "Bochs not found at $BOCHS (run 'make build', which builds it)"
 		;;
 	*) die "unknown backend '$b' in BACKENDS (qemu, bochs)" ;;
 	esac
 done
 command -v busybox >/dev/null || die "busybox not found (install busybox-static, or run 'make deps')"
-[ -f "$kernel" ] || die "no kernel at $kernel (run 'make build')"
+[ -f "$kernel" ] || [ -n "${DRY_RUN:-}" ] || die "no kernel at $kernel (run 'make build')"
+ktap_helpers=$TREE/tools/testing/selftests/kselftest/ktap_helpers.sh
+[ -f "$ktap_helpers" ] || [ -n "${DRY_RUN:-}" ] || die "no $ktap_helpers in the tree (run 'make tree')"
 
 # initramfs BACKEND: the initramfs for BACKEND's selftest list, in $initrd,
 # named by the suite and the mode: "make check" runs the demo's boots while
 # the check's boot on Bochs.
 initramfs() {
 	local root=$WORK/initramfs-$VM_SUITE-$mode list
+	initrd=$WORK/initramfs-$VM_SUITE-$mode-$1.cpio.gz
+	[ -z "${DRY_RUN:-}" ] || return 0
 	list=${SELFTESTS_LIST:-$HARNESS/config/selftests.list}
 	[ "$1" != bochs ] || list=${SELFTESTS_LIST_BOCHS:-$HARNESS/config/selftests-bochs.list}
 	rm -rf "$root"
@@ -60,7 +70,8 @@ initramfs() {
 	ln -s busybox "$root/bin/sh"
 	cp -a "$BUILD/modroot/lib" "$root/lib"
 	cp "$HARNESS/scripts/guest/init" "$root/init"
-	cp "$HARNESS/scripts/guest/demo" "$HARNESS/scripts/guest/load" "$HARNESS/scripts/guest/bench" "$root/harness/"
+	cp "$HARNESS/scripts/guest/demo" "$HARNESS/scripts/guest/load" "$HARNESS/scripts/guest/bench" \
+		"$ktap_helpers" "$root/harness/"
 	for t in pingpong clock monitor; do
 		[ -x "$GUEST_OUT/$t" ] || die "$GUEST_OUT/$t was not built (run 'make build')"
 		cp "$GUEST_OUT/$t" "$root/harness/$t"
@@ -84,7 +95,6 @@ initramfs() {
 	done < <(cat "$root/harness/tests" "$root/harness/tests-apicv-off"; kvm_selftests "$HARNESS/config/demo.list")
 	# The demo names the x86 tests by their 6.12 directory.
 	[ -e "$root/selftests/x86_64" ] || ln -s x86 "$root/selftests/x86_64"
-	initrd=$WORK/initramfs-$VM_SUITE-$mode-$1.cpio.gz
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd"
 	say "initramfs for $1: $(du -h "$initrd" | cut -f1), $(wc -l <"$root/harness/tests") selftest(s) from $(basename "$list")"
 	rm -rf "$root"
@@ -94,7 +104,7 @@ initramfs() {
 # cpuidle driver whose state 0 is POLL.  (Bochs needs none: intel_idle knows
 # its Sapphire Rapids model.)
 cst=$WORK/cst-$VM_SUITE-$mode.aml
-if [[ " $BACKENDS " == *" qemu "* ]]; then
+if [[ " $BACKENDS " == *" qemu "* ]] && [ -z "${DRY_RUN:-}" ]; then
 	run "$LOGS/iasl-$VM_SUITE-$mode.log" iasl -p "${cst%.aml}" "$HARNESS/config/cst.asl"
 fi
 
@@ -134,6 +144,7 @@ boot() {
 	[ -z "${LOAD_S:-}" ] || append+=" harness.load_s=$LOAD_S"
 	[ -z "${HARNESS_BENCH:-}" ] || append+=" harness.bench=$HARNESS_BENCH"
 	[ -z "${GUEST_TIMEOUT:-}" ] || append+=" harness.timeout=$GUEST_TIMEOUT"
+	[ -z "${TESTS:-}" ] || append+=" harness.tests=$TESTS"
 	# Bochs' KVM runs with APICv but in the apicv-off boot; the guest checks
 	# that enable_apicv says so (harness.apicv).
 	if [ "$backend" = bochs ] && [ "$bmode" = apicv-off ]; then
@@ -142,14 +153,27 @@ boot() {
 		append+=" harness.apicv=Y"
 	fi
 	[ -z "${VM_APPEND:-}" ] || append+=" $VM_APPEND"
-	local cmd
-	rm -f "$console" "$out"
+	local cmd con=file:$console tmo=$VM_TIMEOUT tty=
+	# The shell: the console on this terminal, no time limit.
+	if [ "$bmode" = shell ]; then
+		tty=$(tty) || [ -n "${DRY_RUN:-}" ] || die "make shell needs a terminal on its standard input"
+		con=mon:stdio tmo=0
+	fi
+	[ -n "${DRY_RUN:-}" ] || rm -f "$console" "$out"
 	if [ "$backend" = qemu ]; then
-		cmd=(timeout --foreground -k 10 "$VM_TIMEOUT" "$QEMU" "${accel[@]}" -M pc -smp 2 -m 2G
+		cmd=(timeout --foreground -k 10 "$tmo" "$QEMU" "${accel[@]}" -M pc -smp 2 -m 2G
 			-kernel "$kernel" -initrd "$initrd" -append "$append" "$@"
-			-display none -vga none -monitor none -no-reboot -serial file:"$console")
+			-display none -vga none -monitor none -no-reboot -serial "$con")
+		[ "$bmode" = shell ] || cmd+=(-serial "file:$out")
 		say "booting $(basename "$kernel") under $how, mode $bmode"
-		if [ "$bmode" = run ]; then
+		if [ -n "${DRY_RUN:-}" ]; then
+			printf '%q ' "${cmd[@]}"
+			echo
+			return 0
+		elif [ "$bmode" = shell ]; then
+			"${cmd[@]}" || rc=$?
+			return 0
+		elif [ "$bmode" = run ]; then
 			"${cmd[@]}" -serial stdio </dev/null | tee "$out" | tr -d '\r' | grep -v '^HARNESS-DONE' || rc=$?
 		else
 			"${cmd[@]}" -serial file:"$out" </dev/null &
@@ -158,7 +182,13 @@ boot() {
 	else
 		say "booting $(basename "$kernel") under Bochs (sapphire_rapids, emulated time), mode $bmode"
 		cmd=("$HARNESS/scripts/bochs.sh" boot "$kernel" "$initrd" "$append" "$console" "$out" "$VM_TIMEOUT")
-		if [ "$bmode" = run ]; then
+		if [ -n "${DRY_RUN:-}" ]; then
+			DRY_RUN=1 BOCHS_TTY=$tty "${cmd[@]}"
+			return 0
+		elif [ "$bmode" = shell ]; then
+			BOCHS_TTY=$tty "${cmd[@]:0:6}" 0 || rc=$?
+			return 0
+		elif [ "$bmode" = run ]; then
 			: >"$out"
 			"${cmd[@]}" </dev/null >"$LOGS/$VM_SUITE-bochs-$bmode.log" 2>&1 &
 			local pid=$!
@@ -188,6 +218,15 @@ boot() {
 	[ -z "$err" ] || die "${err#HARNESS-ERROR: }" "$out"
 	grep -q '^HARNESS-DONE' "$out" || die "the guest stopped before its tests finished" "$console"
 }
+
+if [ "$mode" = shell ]; then
+	b=${BACKENDS%% *}
+	initramfs "$b"
+	args=()
+	[ "$b" != qemu ] || args=(-acpitable file="$cst")
+	boot "$b" shell "$RESULTS/shell-$b.out" "${args[@]}"
+	exit 0
+fi
 
 if [ "$mode" = run ]; then
 	for b in $BACKENDS; do
@@ -234,6 +273,8 @@ for b in $BACKENDS; do
 			boot qemu "$m" "$RESULTS/$SUITE-$m.tap" -acpitable file="$cst"
 		elif [ "$b" = qemu ]; then
 			boot qemu "$m" "$RESULTS/$SUITE-$m.tap"
+		elif [ -n "${DRY_RUN:-}" ]; then
+			boot "$b" "$m" "$RESULTS/$SUITE-$m.tap"
 		else
 			boot "$b" "$m" "$RESULTS/$SUITE-$m.tap" &
 			pids+=($!)
@@ -242,6 +283,7 @@ for b in $BACKENDS; do
 	failed=0
 	for p in "${pids[@]}"; do wait "$p" || failed=$((failed + 1)); done
 	[ "$failed" = 0 ] || die "$failed of the $b boots failed (above)"
+	[ -z "${DRY_RUN:-}" ] || continue
 	for m in $bmodes; do cat "$RESULTS/$SUITE-$m.tap" >>"$tap"; done
 
 	# The series' KUnit suites, in the VM kernel (config/kunit.config):
@@ -270,29 +312,20 @@ for b in $BACKENDS; do
 		[ "$kf" = 0 ] || die "$kf KUnit case(s) failed in the $b VM, or a suite did not run (logs: $LOGS/$VM_SUITE-$b-kunit-*.log)"
 	fi
 
-	# Count the subtests of a selftest that reports its own TAP ("# ok N
-	# ..."), else the selftest as one test; a selftest that fails without a
-	# failing subtest counts as one failure more.
-	read -r pass fail skip top <<<"$(awk '
-		/^# (not )?ok [0-9]+/ { sub(/^# /, ""); sub_ok += /^ok/ && !/# SKIP/; sub_skip += /# SKIP/; sub_fail += /^not ok/; next }
-		/^(not )?ok [0-9]+/ {
-			top++
-			bad = /^not ok/
-			if (sub_ok + sub_skip + sub_fail == 0) { pass += !bad && !/# SKIP/; skip += /# SKIP/; fail += bad }
-			else { pass += sub_ok; skip += sub_skip; fail += sub_fail + (bad && !sub_fail) }
-			sub_ok = sub_skip = sub_fail = 0
-		}
-		END { print pass + 0, fail + 0, skip + 0, top + 0 }' "$tap")"
-	planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tap" | awk '{ n += $1 } END { print n }')
+	# The counts, by the one parser (ktap.sh): a selftest that reports its
+	# own results counts them.
+	read -r pass fail skip top planned < <(counts_of "$HARNESS/scripts/ktap.sh" counts "$tap")
 	# Bochs exists to run the WAITPKG paths: there, a skip is a failure.
 	if [ "$b" = bochs ] && [ "$skip" != 0 ]; then
 		grep -E '# SKIP' "$tap" | sed 's/^/  skipped on bochs: /' >&2
 		fail=$((fail + skip)) skip=0
 	fi
 	record "$SUITE" "$pass" "$fail" "$skip"
-	grep -E '^(not )?ok [0-9]+ ' "$tap" | sed 's/^/  /'
-	[ "$top" = "${planned:-x}" ] ||
-		die "the $b guest planned ${planned:-no} tests but reported $top" "$tap"
+	{ grep -E '^(not )?ok [0-9]+ ' "$tap" || true; } | sed 's/^/  /'
+	[ -z "${TESTS:-}" ] || [ "${top:-0}" != 0 ] ||
+		die "TESTS='$TESTS' matches no selftest or check of the $b guest's list" "$tap"
+	[ "${top:-0}" = "${planned:-none}" ] ||
+		die "the $b guest planned ${planned:-none} tests but reported ${top:-0}" "$tap"
 	[ "$fail" = 0 ] || die "$fail test(s) failed in the $b VM (output: $tap)"
 	say "VM on $b: $top selftests and checks, $pass passed, $fail failed, $skip skipped (subtests counted)"
 done

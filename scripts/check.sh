@@ -1,0 +1,139 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The composite targets: each runs its stages in order and ends with the
+# summary of the suites it ran.  The Makefile calls this, one line a
+# target; each stage is its own script, which this only sequences.
+#   check.sh check    all tests: tree and hygiene (Bochs built alongside),
+#                     build, the bench's self-test, the VM stage with the
+#                     demo alongside, the summary
+#   check.sh run      the demo: what it needs built (no W=1 builds), then
+#                     the demo on BACKENDS
+#   check.sh quick    the tree as it is (no re-apply): build, VM stage,
+#                     summary
+#   check.sh 6.12     the 6.12 backport: hygiene, its VM kernel and
+#                     selftests, its boots on CHECK612_BACKENDS (default
+#                     bochs), its counts copied in as 6.12-*
+#   check.sh debug    the debug kernel's checks and knob writes under load
+#                     on each of DEBUG_BACKENDS
+# Test stages run even after one failed; the exit status is 1 if any did,
+# or if the summary finds a suite missing (SUMMARY_REQUIRE).
+SUITE=
+. "$(dirname "$0")/lib.sh"
+S=$HARNESS/scripts
+
+# stage SCRIPT ARGS...: run one stage, showing it first with V=1.
+stage() {
+	[ "${V:-0}" = 0 ] || say "+ ${*#"$S/"}"
+	"$@"
+}
+
+# The stages up to a built tree: deps, then tree and hygiene (or tree
+# alone, WHAT=tree) with Bochs built alongside when it is a backend: those
+# use one core, a cold Bochs build the other.  Bochs' own make runs
+# -j$JOBS, outside any jobserver.
+prepare() {
+	local what=${1:-hygiene} st=0 pid=
+	stage "$S/deps.sh" || return 1
+	if [[ " $BACKENDS " == *" bochs "* ]]; then
+		MAKEFLAGS="" stage "$S/bochs.sh" build &
+		pid=$!
+	fi
+	stage "$S/tree.sh" || st=1
+	[ "$st" = 1 ] || [ "$what" != hygiene ] || stage "$S/hygiene.sh" || st=1
+	[ -z "$pid" ] || wait "$pid" || st=1
+	return "$st"
+}
+
+# summary SUITES...: the summary, which fails if one of SUITES is missing.
+summary() {
+	SUMMARY_REQUIRE="$*" stage "$S/summary.sh"
+}
+
+mode=${1:-}
+case $mode in
+check)
+	prepare || exit 1
+	stage "$S/build.sh" || exit 1
+	rm -f "$RESULTS"/*.count
+	st=0
+	stage "$S/bench.sh" test || st=1
+	# The demo runs alongside the VM stage: a Bochs boot is one host
+	# thread, and its time is emulated, so the demo's boot and the check's
+	# share the host's cores without changing what any of them measures.
+	stage "$S/vm.sh" check &
+	vm=$!
+	stage "$S/demo-check.sh" || st=1
+	wait "$vm" || st=1
+	req="bench-test"
+	for b in $BACKENDS; do req+=" vm-$b vm-$b-kunit demo-$b"; done
+	summary "$req" || st=1
+	exit "$st"
+	;;
+run)
+	prepare tree || exit 1
+	stage "$S/build.sh" kernel || exit 1
+	stage "$S/build.sh" selftests || exit 1
+	stage "$S/vm.sh" run
+	;;
+quick)
+	stage "$S/build.sh" || exit 1
+	rm -f "$RESULTS"/*.count
+	st=0
+	stage "$S/vm.sh" check || st=1
+	req=
+	for b in $BACKENDS; do req+=" vm-$b vm-$b-kunit"; done
+	summary "$req" || st=1
+	exit "$st"
+	;;
+6.12)
+	[ "$KBASE" != 6.12 ] || die "check-6.12 tests the 6.12 backport itself: run it without KBASE (KBASE=6.12 make check runs make check on 6.12)"
+	top=$RESULTS
+	b612=${CHECK612_BACKENDS:-bochs}
+	export KBASE=6.12 WORK=$WORK/6.12
+	RESULTS=$WORK/results
+	rm -f "$RESULTS"/*.count "$top"/6.12-*.count
+	mkdir -p "$RESULTS"
+	st=0
+	stage "$S/deps.sh" && stage "$S/tree.sh" && stage "$S/hygiene.sh" ||
+		{ st=1; record tree-hygiene 0 1 0; }
+	if [ "$st" = 0 ]; then
+		BACKENDS=$b612 stage "$S/build.sh" kernel &&
+			BACKENDS=$b612 stage "$S/build.sh" selftests &&
+			BACKENDS=$b612 stage "$S/vm.sh" check || st=1
+	fi
+	for f in "$RESULTS"/*.count; do
+		[ ! -e "$f" ] || cp "$f" "$top/6.12-$(basename "$f")"
+	done
+	req=
+	for b in $b612; do req+=" vm-$b vm-$b-kunit"; done
+	summary "$req" || st=1
+	exit "$st"
+	;;
+debug)
+	# no5lvl: with QEMU's -cpu max (LA57), KASAN reports a
+	# wild-memory-access in rcu_is_watching() from an interrupt during
+	# cpu_detect(), at boot, before any code of the series runs
+	# (docs/history.md, "Reliability"); 4-level paging avoids it.
+	# LOAD_S_*: the seconds of knob writes under load, by the guest's
+	# clock.  Bochs' guest clock runs about 11 times slower than its
+	# emulated time (docs/backends.md), and the debug kernel emulates at
+	# about 24M instructions a second there: 30 guest seconds would take
+	# about 45 minutes.
+	rm -f "$RESULTS"/debug*.count
+	st=0
+	for b in ${DEBUG_BACKENDS:-qemu bochs}; do
+		load_s=${LOAD_S_QEMU:-30}
+		[ "$b" != bochs ] || load_s=${LOAD_S_BOCHS:-3}
+		export VM_SUITE=debug VM_APPEND=${DEBUG_APPEND-no5lvl} BUILD=$WORK/build-debug
+		BACKENDS=$b SELFTESTS_LIST=$HARNESS/config/selftests-debug.list \
+			SELFTESTS_LIST_BOCHS=$HARNESS/config/selftests-debug-bochs.list \
+			stage "$S/vm.sh" check || st=1
+		BACKENDS=$b LOAD_S=$load_s stage "$S/vm.sh" load || st=1
+	done
+	SUMMARY_GLOB='debug*' summary || st=1
+	exit "$st"
+	;;
+*)
+	die "usage: check.sh check|run|quick|6.12|debug (the Makefile's check, run, quick, check-6.12, check-debug)"
+	;;
+esac

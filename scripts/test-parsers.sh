@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The harness's parsers against golden inputs (scripts/testdata/), below
+# the end-to-end cases of check-harness: each parser's output on a fixed
+# input must be the stored one, byte for byte.
+#   ktap.sh counts, ktap.sh results   the host's KTAP parser
+#   kunit.sh count                    kunit.py's JSON, counted
+#   config_missing (lib.sh)           the config verifier of build.sh
+#   add_headers (lib.sh)              To:/Cc: folding of export-series.sh
+#   splice_cover (lib.sh)             its cover-letter splice
+# Needs nothing built: seconds, in "make lint" and so in CI.
+SUITE=parsers
+. "$(dirname "$0")/lib.sh"
+T=$HARNESS/scripts/testdata
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+# golden NAME EXPECTED CMD...: CMD's output (stdout, then its exit status if
+# not 0) must be the file EXPECTED.
+golden() {
+	local name=$1 want=$2 rc=0
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	[ "$rc" = 0 ] || echo "exit $rc" >>"$tmp/out"
+	if cmp -s "$tmp/out" "$want"; then
+		pass=$((pass + 1))
+		say "ok $name"
+	else
+		fail=$((fail + 1))
+		say "not ok $name: output differs from $(basename "$(dirname "$want")")/$(basename "$want")"
+		diff -u "$want" "$tmp/out" | sed 's/^/    /' | head -n 20 >&2
+		sed 's/^/    stderr: /' "$tmp/err" | head -n 5 >&2
+	fi
+}
+
+# The file FILE after FUNC FILE ARGS... (the series helpers edit in place).
+edited() {
+	local func=$1 in=$2
+	shift 2
+	cp "$in" "$tmp/edit"
+	"$func" "$tmp/edit" "$@"
+	cat "$tmp/edit"
+}
+
+golden "ktap counts" "$T/ktap/guest.counts" "$HARNESS/scripts/ktap.sh" counts "$T/ktap/guest.tap"
+golden "ktap results" "$T/ktap/guest.results" "$HARNESS/scripts/ktap.sh" results "$T/ktap/guest.tap"
+golden "kunit.py JSON counts" "$T/kunit/results.counts" "$HARNESS/scripts/kunit.sh" count "$T/kunit/results.json"
+golden "config verifier" "$T/config/missing" config_missing "$T/config/config" "$T/config/fragment"
+golden "To/Cc folding" "$T/series/patch.expected" edited add_headers "$T/series/patch" "$(cat "$T/series/recipients")"
+golden "cover-letter splice" "$T/series/cover.expected" \
+	bash -c '. "$1/scripts/lib.sh"; cp "$3" "$4"; splice_cover "$2" "$4"; cat "$4"' _ \
+	"$HARNESS" "$T/series/cover-stored" "$T/series/cover-new" "$tmp/cover"
+
+record "$SUITE" "$pass" "$fail" 0
+[ "$fail" = 0 ] || die "$fail of $((pass + fail)) parser test(s) differ from their golden output"
+say "parsers: $pass of $pass match their golden output"
