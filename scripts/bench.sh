@@ -35,6 +35,9 @@ report() {
 			if (!(k in n)) order[++nk] = k
 			n[k]++
 			for (m = 1; m <= nm; m++) v[k, M[m], n[k]] = $col[M[m]]
+			# The share of halt-poll time spent in UMWAIT (C0.1), per run.
+			t = ("halt_poll_time_ns" in col) ? $col["halt_poll_time_ns"] : ""
+			v[k, "wait_share", n[k]] = t > 0 ? 100 * $col["halt_poll_wait_ns"] / t : "NA"
 		}
 		function median(k, m,   a, i, j, t, c) {
 			c = 0
@@ -57,32 +60,50 @@ report() {
 		function pct(x, b) { return (x == "NA" || b == "NA" || b == 0) ? "NA" : sprintf("%+.1f%%", 100 * (x - b) / b) }
 		BEGIN { nm = split("p50 p99 mean halt_poll_wait pkg_w cpu_busy_s poll_usage", M, " ") }
 		END {
-			printf "%-9s %-16s %-9s %4s %8s %13s %8s %8s %10s %7s %7s %9s %9s %9s\n",
+			printf "%-9s %-16s %-9s %4s %8s %13s %8s %8s %10s %7s %7s %9s %9s %9s %7s\n",
 				"bench", "setting", "path", "runs", "p50", "p50 spread", "p99", "mean", "waits", "pkg W", "CPU s",
-				"p50 vs 0", "W vs 0", "W vs poll0"
+				"p50 vs 0", "W vs 0", "W vs poll0", "wait %"
 			for (i = 1; i <= nk; i++) {
 				k = order[i]; split(k, f, SUBSEP)
 				base = f[1] SUBSEP (f[1] == "kvm" ? "tpause:0" : "poll_idle:0") SUBSEP f[3]
 				nopoll = f[1] SUBSEP "poll:0" SUBSEP f[3]
 				# Round trips have a mean only (perf, the IPI ping-pong).
 				lat = f[3] == "perf-pipe" || f[3] == "ipi-rr" ? "mean" : "p50"
-				printf "%-9s %-16s %-9s %4d %8s %13s %8s %8s %10s %7s %7s %9s %9s %9s\n",
+				ws = median(k, "wait_share")
+				printf "%-9s %-16s %-9s %4d %8s %13s %8s %8s %10s %7s %7s %9s %9s %9s %7s\n",
 					f[1], f[2], f[3], n[k], median(k, "p50"), spread(k, "p50"), median(k, "p99"),
 					median(k, "mean"), median(k, "halt_poll_wait"), median(k, "pkg_w"),
 					median(k, "cpu_busy_s"), pct(median(k, lat), median(base, lat)),
 					pct(median(k, "pkg_w"), median(base, "pkg_w")),
-					f[1] == "kvm" ? pct(median(k, "pkg_w"), median(nopoll, "pkg_w")) : "-"
+					f[1] == "kvm" ? pct(median(k, "pkg_w"), median(nopoll, "pkg_w")) : "-",
+					ws == "NA" ? "NA" : sprintf("%.1f", ws)
 			}
 		}' "$csv" | tee "$base.txt"
 	command -v gnuplot >/dev/null || die "gnuplot not found (install gnuplot-nox, or run 'make deps')"
 	# The plots: latency against the knob, per path (p50 and p99 of every
-	# run), and power (or, without RAPL, CPU time) against the knob.
-	local dat=$base.plot.dat what=pkg_w label="package power (W, RAPL)"
-	awk -F, 'NR > 1 && $1 == "kvm" && $3 ~ /^tpause:/' "$csv" >"$dat"
+	# run); and what a wait buys: the share of halt-poll time spent waiting
+	# in UMWAIT (C0.1), halt_poll_wait_ns over halt_poll_success_ns +
+	# halt_poll_fail_ns, per run, next to RAPL's package watts where RAPL
+	# exists.  CPU time is not plotted: a CPU in UMWAIT counts as busy.
+	local dat=$base.plot.dat rapl=yes
+	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == "kvm" && $3 ~ /^tpause:/ {
+			t = ("halt_poll_time_ns" in col) ? $col["halt_poll_time_ns"] : ""
+			print $0 "," (t > 0 ? 100 * $col["halt_poll_wait_ns"] / t : "NA")
+		}' "$csv" >"$dat"
 	[ -s "$dat" ] || die "$csv has no tpause rows to plot"
-	grep -qvE '^([^,]*,){18}NA,' "$dat" || { what=cpu_busy_s label="CPU time of all CPUs (s; no RAPL here)"; }
-	local wcol=19
-	[ "$what" = pkg_w ] || wcol=18
+	grep -qvE '^([^,]*,){18}NA,' "$dat" || rapl=no
+	local share="halt-poll time in UMWAIT (%)" power="package power (W, RAPL)"
+	local why="wait share: how much of the polling slept in C0.1 (emulated or real time), not watts"
+	if [ "$rapl" = yes ]; then
+		why+="\\nW: RAPL, what the waits saved"
+	else
+		why+="\\nno RAPL here, so no power axis (CPU time would count UMWAIT as busy)"
+	fi
+	local plot2="plot \"$dat\" using (\$4 > 0 ? \$4 : 500):(strcol(6) eq \"ipi\" ? \$25 : 1/0) axes x1y1 with points pt 7 title \"wait share\""
+	if [ "$rapl" = yes ]; then
+		plot2+=", \"$dat\" using (\$4 > 0 ? \$4 : 500):(strcol(6) eq \"ipi\" ? \$19 : 1/0) axes x1y2 with points pt 5 title \"package W\""
+	fi
 	gnuplot <<-EOF || die "gnuplot failed"
 		set terminal pngcairo size 900,500 noenhanced
 		set datafile separator ","
@@ -98,12 +119,14 @@ report() {
 		     "$dat" using (\$4 > 0 ? \$4 : 500):(strcol(6) eq "ipi" ? \$9 : 1/0) with points pt 6 title "ipi p99", \
 		     "$dat" using (\$4 > 0 ? \$4 : 500):(strcol(6) eq "msi" ? \$7 : 1/0) with points pt 5 title "msi p50", \
 		     "$dat" using (\$4 > 0 ? \$4 : 500):(strcol(6) eq "msi" ? \$9 : 1/0) with points pt 4 title "msi p99"
-		set output "$base-power.png"
-		set ylabel "$label"
-		set title "$label against the knob, per run"
-		plot "$dat" using (\$4 > 0 ? \$4 : 500):(strcol(6) eq "ipi" ? \$$wcol : 1/0) with points pt 7 title "$what"
+		set output "$base-wait.png"
+		set ylabel "$share"
+		set yrange [0:100]
+		$([ "$rapl" = yes ] && printf 'set y2label "%s"\nset y2tics' "$power")
+		set title "What a wait buys, per run (ipi path)\\n$why"
+		$plot2
 	EOF
-	say "table: $base.txt; plots: $base-latency.png, $base-power.png"
+	say "table: $base.txt; plots: $base-latency.png, $base-wait.png"
 }
 
 # A fake powercap tree: two packages, each with a core domain, and one
@@ -153,13 +176,13 @@ selftest() {
 	check "RAPL: no domain is NA, not 0 W" "$(sh "$HARNESS/scripts/guest/bench" rapl-watts /dev/null /dev/null 2)" "NA NA"
 	# A known CSV: medians, the change against knob 0, and the plots.
 	{
-		echo "bench,rep,setting,knob,poll_ns,path,p50,p90,p99,max,mean,halt_exits,halt_successful_poll,halt_poll_wait,halt_poll_wait_ns,resent,seconds,cpu_busy_s,pkg_w,core_w,c01_pct,poll_usage,poll_time_us"
+		echo "bench,rep,setting,knob,poll_ns,path,p50,p90,p99,max,mean,halt_exits,halt_successful_poll,halt_poll_wait,halt_poll_wait_ns,resent,seconds,cpu_busy_s,pkg_w,core_w,c01_pct,poll_usage,poll_time_us,halt_poll_time_ns"
 		for r in 1 2 3; do
-			echo "kvm,$r,tpause:0,0,1000000,ipi,$((1000 + r * 10)),1100,1200,1300,,1000,990,0,0,0,2.0,2.0,$((100 + r)),50,NA,,"
-			echo "kvm,$r,tpause:20000,20000,1000000,ipi,$((1050 + r * 10)),1100,1200,1300,,1000,990,4000,900000,0,2.0,1.5,$((80 + r)),40,NA,,"
-			echo "kvm,$r,poll:0,0,0,ipi,$((5000 + r)),6000,7000,8000,,1000,0,0,0,0,2.0,0.5,$((60 + r)),30,NA,,"
-			echo "kvm,$r,tpause:0,0,1000000,ipi-rr,,,,,$((2000 + r * 100)),,,,,,1.0,2.0,NA,NA,NA,,"
-			echo "kvm,$r,tpause:20000,20000,1000000,ipi-rr,,,,,$((2100 + r * 100)),,,,,,1.0,1.5,NA,NA,NA,,"
+			echo "kvm,$r,tpause:0,0,1000000,ipi,$((1000 + r * 10)),1100,1200,1300,,1000,990,0,0,0,2.0,2.0,$((100 + r)),50,NA,,,2000000"
+			echo "kvm,$r,tpause:20000,20000,1000000,ipi,$((1050 + r * 10)),1100,1200,1300,,1000,990,4000,900000,0,2.0,1.5,$((80 + r)),40,NA,,,$((900000 + r * 50000))"
+			echo "kvm,$r,poll:0,0,0,ipi,$((5000 + r)),6000,7000,8000,,1000,0,0,0,0,2.0,0.5,$((60 + r)),30,NA,,,0"
+			echo "kvm,$r,tpause:0,0,1000000,ipi-rr,,,,,$((2000 + r * 100)),,,,,,1.0,2.0,NA,NA,NA,,,"
+			echo "kvm,$r,tpause:20000,20000,1000000,ipi-rr,,,,,$((2100 + r * 100)),,,,,,1.0,1.5,NA,NA,NA,,,"
 		done
 	} >"$t/known.csv"
 	BENCH_OUT=$t report "$t/known.csv" >"$t/report.out" 2>&1 || cat "$t/report.out"
@@ -169,7 +192,9 @@ selftest() {
 	got=$(awk '$2 == "tpause:20000" && $3 == "ipi-rr" { print $8, $12 }' "$t/known.txt" 2>/dev/null)
 	check "report: the ping-pong's mean round trip, +4.5% against knob 0" "$got" "2300 +4.5%"
 	check "report: the latency plot" "$(head -c 4 "$t/known-latency.png" 2>/dev/null | tail -c 3)" PNG
-	check "report: the power plot" "$(head -c 4 "$t/known-power.png" 2>/dev/null | tail -c 3)" PNG
+	got=$(awk '$2 == "tpause:20000" && $3 == "ipi" { print $15 } $2 == "tpause:0" && $3 == "ipi" { print $15 } $2 == "poll:0" { print $15 }' "$t/known.txt" 2>/dev/null | tr '\n' ' ')
+	check "report: the wait share, 0 % at knob 0, 90 % at 20000 (median of 900000 ns over 0.95, 1 and 1.05 ms of polling), none without polling" "$got" "0.0 90.0 NA "
+	check "report: the wait-share plot" "$(head -c 4 "$t/known-wait.png" 2>/dev/null | tail -c 3)" PNG
 	record bench-test "$pass" "$fail" 0
 	[ "$fail" = 0 ] || die "$fail bench test(s) failed"
 	say "bench: $pass tests of the RAPL reader and the report pass"
@@ -185,6 +210,16 @@ report)
 	SUITE=
 	[ -f "${2:-}" ] || die "usage: bench.sh report CSV"
 	report "$2"
+	;;
+demo)
+	# The demo's subset of the bench (scripts/guest/demo, on Bochs): its
+	# rows from the demo's output OUT, as work/bench/bench-demo-BACKEND.csv,
+	# with the table and plots of the full bench.
+	SUITE=
+	[ -f "${2:-}" ] && [ -n "${3:-}" ] || die "usage: bench.sh demo OUT BACKEND"
+	mkdir -p "$OUT"
+	grep -aE '^(bench|kvm|poll_idle),' "$2" | tr -d '\r' >"$OUT/bench-demo-$3.csv" || true
+	report "$OUT/bench-demo-$3.csv"
 	;;
 host)
 	tests=$WORK/build-selftests/x86
@@ -226,6 +261,6 @@ vm)
 	done
 	;;
 *)
-	die "usage: bench.sh vm|host|test|report CSV"
+	die "usage: bench.sh vm|host|test|report CSV|demo OUT BACKEND"
 	;;
 esac

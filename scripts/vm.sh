@@ -174,7 +174,7 @@ boot() {
 			"${cmd[@]}" || rc=$?
 			return 0
 		elif [ "$bmode" = run ]; then
-			"${cmd[@]}" -serial stdio </dev/null | tee "$out" | tr -d '\r' | grep -v '^HARNESS-DONE' || rc=$?
+			"${cmd[@]}" -serial stdio </dev/null | tee "$out" | tr -d '\r' | grep -vE '^(HARNESS-DONE|fact: )' || rc=$?
 		else
 			"${cmd[@]}" -serial file:"$out" </dev/null &
 			watch_guest $! "$console" "$out" "$backend $bmode" || rc=$?
@@ -192,7 +192,7 @@ boot() {
 			: >"$out"
 			"${cmd[@]}" </dev/null >"$LOGS/$VM_SUITE-bochs-$bmode.log" 2>&1 &
 			local pid=$!
-			tail -n +1 -f --pid=$pid "$out" | stdbuf -oL tr -d '\r' | grep --line-buffered -v '^HARNESS-DONE' || true
+			tail -n +1 -f --pid=$pid "$out" | stdbuf -oL tr -d '\r' | grep --line-buffered -vE '^(HARNESS-DONE|fact: )' || true
 			wait $pid || rc=$?
 		else
 			"${cmd[@]}" </dev/null >"$LOGS/$VM_SUITE-bochs-$bmode.log" 2>&1 &

@@ -145,7 +145,7 @@ static const char * const path_name[NR_PATHS] = {
 #define WAKES_FMT "%s at %lu: %u wakes counted, %lu above 2 * p50, %lu resent, %lu IPIs to CPU %d%s, in %ld ms\n"
 
 /* One line per setting, for scripts: "# result key=value ...". */
-#define RESULT_FMT "result path=%s knob=%lu poll_ns=%lu apicv=%c ipiv=%c p50=%lu p90=%lu p99=%lu max=%lu tsc_moved=%d halt_exits=%lu halt_attempted_poll=%lu halt_successful_poll=%lu halt_poll_wait=%lu halt_poll_wait_ns=%lu resent=%lu ipis=%lu\n"
+#define RESULT_FMT "result path=%s knob=%lu poll_ns=%lu apicv=%c ipiv=%c p50=%lu p90=%lu p99=%lu max=%lu tsc_moved=%d halt_exits=%lu halt_attempted_poll=%lu halt_successful_poll=%lu halt_poll_wait=%lu halt_poll_wait_ns=%lu halt_poll_time_ns=%lu resent=%lu ipis=%lu\n"
 
 static unsigned long wait_ns = DEFAULT_WAIT_NS;
 static unsigned long poll_ns = DEFAULT_POLL_NS;
@@ -588,6 +588,7 @@ struct wake_result {
 	u64 p50, p90, p99, max, slow, resent, ipis;
 	bool tsc_moved;	/* the TSC offset changed: no latency was measured */
 	u64 exits, attempted, successful, waits, wait_ns;
+	u64 poll_time;	/* halt_poll_success_ns + halt_poll_fail_ns */
 };
 
 /* A kvm_intel bool parameter, 'Y' or 'N', or '-' without kvm_intel. */
@@ -725,6 +726,8 @@ static void run_wakes(enum wake_path path, unsigned long knob, struct wake_resul
 	r->successful += vcpu_get_stat(halter.vcpu, halt_successful_poll);
 	r->waits += vcpu_get_stat(halter.vcpu, halt_poll_wait);
 	r->wait_ns += vcpu_get_stat(halter.vcpu, halt_poll_wait_ns);
+	r->poll_time += vcpu_get_stat(halter.vcpu, halt_poll_success_ns) +
+			vcpu_get_stat(halter.vcpu, halt_poll_fail_ns);
 	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	r->ms += ms;
 	qsort(lat, n, sizeof(lat[0]), cmp_u64);
@@ -757,8 +760,8 @@ static void finish_wakes(enum wake_path path, unsigned long knob, struct wake_re
 		       path == HOST ? " while the task was runnable" : "", r->ms);
 	ksft_print_msg(RESULT_FMT, name, knob, poll_ns, kvm_intel_param("enable_apicv"),
 		       kvm_intel_param("enable_ipiv"), r->p50, r->p90, r->p99, r->max, r->tsc_moved,
-		       r->exits, r->attempted, r->successful, r->waits, r->wait_ns, r->resent,
-		       r->ipis);
+		       r->exits, r->attempted, r->successful, r->waits, r->wait_ns, r->poll_time,
+		       r->resent, r->ipis);
 }
 
 static bool within(u64 val, u64 base)
