@@ -256,7 +256,11 @@ boot() {
 	# Bochs has no -no-reboot: watch its log for a second reset (the first
 	# is power-on) and stop it there.
 	local st=0 resets
-	timeout -k 10 "$tmo" "$BX_BIN" -q -f "$bxrc" </dev/null >"${log%.log}-stdout.log" 2>&1 &
+	# On a terminal (BOCHS_TTY) Bochs must stay in its foreground process
+	# group to set it up, as timeout's own group would stop it (SIGTTOU).
+	local fg=()
+	[ -z "${BOCHS_TTY:-}" ] || fg=(--foreground)
+	timeout "${fg[@]}" -k 10 "$tmo" "$BX_BIN" -q -f "$bxrc" </dev/null >"${log%.log}-stdout.log" 2>&1 &
 	local pid=$!
 	# Whatever ends this script (a die, a signal) ends Bochs too.
 	BX_PID=$pid

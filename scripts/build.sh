@@ -165,7 +165,9 @@ for t in pingpong clock monitor; do
 		-o "$GUEST_OUT/$t" "$HARNESS/scripts/guest/$t.c"
 done
 
-# The Bochs backend's emulator, cached under work/bochs.
-if [[ " $BACKENDS " == *" bochs "* ]]; then
-	"$HARNESS/scripts/bochs.sh" build
-fi
+# What each backend needs besides the kernel (Bochs itself, cached under
+# work/bochs; QEMU's SSDT).
+for b in $BACKENDS; do
+	load_backend "$b"
+	be_build
+done

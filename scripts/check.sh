@@ -28,16 +28,20 @@ stage() {
 }
 
 # The stages up to a built tree: deps, then tree and hygiene (or tree
-# alone, WHAT=tree) with Bochs built alongside when it is a backend: those
-# use one core, a cold Bochs build the other.  Bochs' own make runs
-# -j$JOBS, outside any jobserver.
+# alone, WHAT=tree) with the backends built alongside: those use one core,
+# a cold Bochs build the other.  Bochs' own make runs -j$JOBS, outside any
+# jobserver.
 prepare() {
-	local what=${1:-hygiene} st=0 pid=
+	local what=${1:-hygiene} st=0 pid='' b
 	stage "$S/deps.sh" || return 1
-	if [[ " $BACKENDS " == *" bochs "* ]]; then
-		MAKEFLAGS="" stage "$S/bochs.sh" build &
-		pid=$!
-	fi
+	(
+		export MAKEFLAGS=
+		for b in $BACKENDS; do
+			load_backend "$b"
+			be_build
+		done
+	) &
+	pid=$!
 	stage "$S/tree.sh" || st=1
 	[ "$st" = 1 ] || [ "$what" != hygiene ] || stage "$S/hygiene.sh" || st=1
 	[ -z "$pid" ] || wait "$pid" || st=1
@@ -74,8 +78,12 @@ run)
 	stage "$S/build.sh" kernel || exit 1
 	stage "$S/build.sh" selftests || exit 1
 	stage "$S/vm.sh" run
-	# The bench subset that the Bochs demo ran: its table and plots.
-	[[ " $BACKENDS " != *" bochs "* ]] || stage "$S/bench.sh" demo "$RESULTS/demo-bochs.out" bochs
+	# The bench subset that a demo ran (a backend whose demo is the timer
+	# guest's: Bochs): its table and plots.
+	for b in $BACKENDS; do
+		load_backend "$b"
+		[ "$(be_demo)" != timer ] || stage "$S/bench.sh" demo "$RESULTS/demo-$b.out" "$b" || exit 1
+	done
 	;;
 quick)
 	stage "$S/build.sh" || exit 1

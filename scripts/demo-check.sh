@@ -53,7 +53,8 @@ for b in $BACKENDS; do
 	expect "bad input refused (a word)" kvm_write_fast = refused
 	expect "bad input refused (over the cap)" kvm_write_500000 = refused
 	expect "the knob kept after the refused writes" kvm_knob = "$([ "$want" = yes ] && echo 20000 || echo 0)"
-	if [ "$b" = qemu ]; then
+	load_backend "$b"
+	if [ "$(be_demo)" = ipi ]; then
 		expect "a guest that ran" halt_exits_delta -ge 1
 		expect "halt polling in the stats" halt_attempted_poll_delta -ge 1
 		expect "the wait stats" halt_poll_wait_delta number

@@ -255,18 +255,25 @@ qemu_uses_kvm() {
 	[ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo
 }
 
+# load_backend NAME: the functions of VM backend NAME (be_boot, be_waitpkg
+# ...: scripts/backend/README.md), replacing those of any other.
+load_backend() {
+	local f=$HARNESS/scripts/backend/$1.sh
+	[ -f "$f" ] || die "unknown backend '$1' in BACKENDS ($(cd "$HARNESS/scripts/backend" && ls -- *.sh | sed 's/\.sh$//' | tr '\n' ' ' | sed 's/ $//'))"
+	# shellcheck source=/dev/null # one of scripts/backend/*.sh
+	. "$f"
+}
+
 # guest_waitpkg BACKEND: "yes" if that backend's guest sees WAITPKG, else
-# "no": Bochs' sapphire_rapids model has it; QEMU passes the host's CPU
-# through with KVM and has none under TCG.  The guest checks and the demo's
-# expectations follow this, not the backend's name.  HARNESS_GUEST_WAITPKG
-# overrides it (check-harness).
+# "no" (its be_waitpkg: Bochs' sapphire_rapids model has it; QEMU passes
+# the host's CPU through with KVM and has none under TCG).  The guest
+# checks and the demo's expectations follow this, not the backend's name.
+# HARNESS_GUEST_WAITPKG overrides it (check-harness).
 guest_waitpkg() {
 	if [ -n "${HARNESS_GUEST_WAITPKG:-}" ]; then
 		echo "$HARNESS_GUEST_WAITPKG"
-	elif [ "$1" = bochs ] || { [ "$1" = qemu ] && qemu_uses_kvm && grep -qw waitpkg /proc/cpuinfo; }; then
-		echo yes
 	else
-		echo no
+		(load_backend "$1" && be_waitpkg)
 	fi
 }
 

@@ -13,7 +13,7 @@ command -v shellcheck >/dev/null || die "shellcheck not found (apt-get install s
 pass=0 fail=0
 cd "$HARNESS"
 
-if shellcheck -x -P SCRIPTDIR -S warning -f gcc scripts/*.sh .ci/run >"$LOGS/lint-shellcheck.log" 2>&1 &&
+if shellcheck -x -P SCRIPTDIR -S warning -f gcc scripts/*.sh scripts/backend/*.sh .ci/run >"$LOGS/lint-shellcheck.log" 2>&1 &&
 	shellcheck -s sh -S warning -f gcc scripts/guest/init scripts/guest/demo scripts/guest/load \
 		scripts/guest/bench >>"$LOGS/lint-shellcheck.log" 2>&1; then
 	pass=$((pass + 1))

@@ -20,11 +20,9 @@
 # VM_APPEND more kernel command line.
 # VM_SUITE names the results (default "vm": vm-qemu, vm-bochs), so that
 # another kernel's run (BUILD=..., "make check-debug") keeps its own.
-# BACKENDS picks the backends, in order (default "qemu bochs"):
-#   qemu   QEMU TCG -cpu max (nested SVM), or KVM where the host has VMX/SVM:
-#          no WAITPKG, so every knob must refuse
-#   bochs  Bochs 3.0, Sapphire Rapids model (WAITPKG, VMX), emulated time:
-#          every WAITPKG path runs, and a skipped check is a failure
+# BACKENDS picks the backends, in order (default "qemu bochs"): each is a
+# file of scripts/backend/ (its README has the interface), which says how
+# to boot it and what its guest can do.
 # A failure before the backends' own suites counts under "vm".
 VM_SUITE=${VM_SUITE:-vm}
 SUITE=$VM_SUITE
@@ -34,21 +32,12 @@ mode=${1:-check}
 BUILD=${BUILD:-$WORK/build-vm}
 SELFTESTS_OUT=${SELFTESTS_OUT:-$WORK/build-selftests}
 GUEST_OUT=${GUEST_OUT:-$WORK/build-guest}
-QEMU=${QEMU:-qemu-system-x86_64}
 VM_TIMEOUT=${VM_TIMEOUT:-900}
 kernel=$BUILD/arch/x86/boot/bzImage
 
 for b in $BACKENDS; do
-	case $b in
-	qemu)
-		command -v "$QEMU" >/dev/null || die "$QEMU not found (install qemu-system-x86, or run 'make deps')"
-		command -v iasl >/dev/null || die "iasl not found (install acpica-tools, or run 'make deps')"
-		;;
-	bochs)
-		[ -x "$BOCHS" ] || [ -n "${DRY_RUN:-}" ] || die "Bochs not found at $BOCHS (run 'make build', which builds it)"
-		;;
-	*) die "unknown backend '$b' in BACKENDS (qemu, bochs)" ;;
-	esac
+	load_backend "$b"
+	[ -n "${DRY_RUN:-}" ] || be_deps
 done
 command -v busybox >/dev/null || die "busybox not found (install busybox-static, or run 'make deps')"
 [ -f "$kernel" ] || [ -n "${DRY_RUN:-}" ] || die "no kernel at $kernel (run 'make build')"
@@ -63,7 +52,7 @@ initramfs() {
 	initrd=$WORK/initramfs-$VM_SUITE-$mode-$1.cpio.gz
 	[ -z "${DRY_RUN:-}" ] || return 0
 	list=${SELFTESTS_LIST:-$HARNESS/config/selftests.list}
-	[ "$1" != bochs ] || list=${SELFTESTS_LIST_BOCHS:-$HARNESS/config/selftests-bochs.list}
+	[ "$(be_strict)" != yes ] || list=${SELFTESTS_LIST_BOCHS:-$HARNESS/config/selftests-bochs.list}
 	rm -rf "$root"
 	mkdir -p "$root"/{bin,dev,proc,sys,tmp,selftests,harness}
 	cp "$(command -v busybox)" "$root/bin/busybox"
@@ -77,7 +66,7 @@ initramfs() {
 		cp "$GUEST_OUT/$t" "$root/harness/$t"
 	done
 	# The bench's tool, for "make bench" and the demo's subset of it.
-	if [ "$mode" = bench ] || { [ "$mode" = run ] && [ "$1" = bochs ]; }; then
+	if [ "$mode" = bench ] || { [ "$mode" = run ] && [ "$(be_demo)" = timer ]; }; then
 		[ -x "$SELFTESTS_OUT/x86/halt_poll_bench" ] ||
 			die "$SELFTESTS_OUT/x86/halt_poll_bench was not built (run 'make build' on the upstream base)"
 		mkdir -p "$root/selftests/x86"
@@ -85,7 +74,8 @@ initramfs() {
 	fi
 	kvm_selftests "$list" >"$root/harness/tests"
 	: >"$root/harness/tests-apicv-off"
-	[ "$1" != bochs ] || kvm_selftests "$HARNESS/config/selftests-bochs-apicv-off.list" >"$root/harness/tests-apicv-off"
+	[[ " $(be_modes) " != *" apicv-off "* ]] ||
+		kvm_selftests "$HARNESS/config/selftests-bochs-apicv-off.list" >"$root/harness/tests-apicv-off"
 	# The tests to run, and the demo's workloads.
 	while read -r t _; do
 		[ -x "$SELFTESTS_OUT/$t" ] || die "selftest $t was not built (run 'make build')"
@@ -100,19 +90,12 @@ initramfs() {
 	rm -rf "$root"
 }
 
-# QEMU: an SSDT with a _CST per CPU, so that acpi_idle gives the guest a
-# cpuidle driver whose state 0 is POLL.  (Bochs needs none: intel_idle knows
-# its Sapphire Rapids model.)
-cst=$WORK/cst-$VM_SUITE-$mode.aml
-if [[ " $BACKENDS " == *" qemu "* ]] && [ -z "${DRY_RUN:-}" ]; then
-	run "$LOGS/iasl-$VM_SUITE-$mode.log" iasl -p "${cst%.aml}" "$HARNESS/config/cst.asl"
-fi
-
-# KVM acceleration only where the host really has VMX or SVM (lib.sh).
-if qemu_uses_kvm; then
-	accel=(-accel kvm -cpu host) how="KVM, -cpu host"
-else
-	accel=(-accel tcg -cpu max) how="TCG, -cpu max (nested SVM)"
+# What each backend needs besides the emulator (QEMU's SSDT).
+if [ -z "${DRY_RUN:-}" ]; then
+	for b in $BACKENDS; do
+		load_backend "$b"
+		be_build
+	done
 fi
 
 # watch_guest PID CONSOLE TAP NAME: wait for the emulator PID, saying once
@@ -128,82 +111,49 @@ watch_guest() {
 	wait "$pid"
 }
 
-# boot BACKEND MODE TAP [QEMU ARGS...]: boot the guest in harness.mode MODE,
-# with its results in TAP; a hang, an emulator error, an oops or missing
-# results fail.  umwait.poll_wait_ns=20000: a guest without WAITPKG must
-# take it as 0 with one log line, one with WAITPKG must take it.
+# boot BACKEND MODE TAP: boot the guest in harness.mode MODE, with its
+# results in TAP; a hang, an emulator error, an oops or missing results
+# fail.  umwait.poll_wait_ns=20000: a guest without WAITPKG must take it as
+# 0 with one log line, one with WAITPKG must take it.
 boot() {
-	local backend=$1 bmode=$2 out=$3 rc=0
-	shift 3
+	local backend=$1 bmode=$2 out=$3 rc=0 tmo=$VM_TIMEOUT
 	local console=$LOGS/$VM_SUITE-$backend-$bmode-console.log
+	load_backend "$backend"
 	local append="console=ttyS0,115200 loglevel=5 panic=-1 oops=panic harness.mode=$bmode"
 	append+=" harness.backend=$backend umwait.poll_wait_ns=20000"
-	# What the guest must see, from the host's facts (lib.sh).
-	append+=" harness.waitpkg=$(guest_waitpkg "$backend")"
+	# What the guest must see and can check, from the backend (and, for
+	# QEMU, the host's CPU): lib.sh's guest_waitpkg.
+	append+=" harness.waitpkg=$(guest_waitpkg "$backend") harness.clock=$(be_clock) harness.demo=$(be_demo)"
 	[ -z "${HARNESS_INJECT:-}" ] || append+=" harness.inject=$HARNESS_INJECT"
 	[ -z "${LOAD_S:-}" ] || append+=" harness.load_s=$LOAD_S"
 	[ -z "${HARNESS_BENCH:-}" ] || append+=" harness.bench=$HARNESS_BENCH"
 	[ -z "${GUEST_TIMEOUT:-}" ] || append+=" harness.timeout=$GUEST_TIMEOUT"
 	[ -z "${TESTS:-}" ] || append+=" harness.tests=$TESTS"
-	# Bochs' KVM runs with APICv but in the apicv-off boot; the guest checks
-	# that enable_apicv says so (harness.apicv).
-	if [ "$backend" = bochs ] && [ "$bmode" = apicv-off ]; then
-		append+=" kvm_intel.enable_apicv=0 harness.apicv=N"
-	elif [ "$backend" = bochs ] && [ "$bmode" = check ]; then
-		append+=" harness.apicv=Y"
-	fi
+	local extra
+	extra=$(be_append "$bmode")
+	[ -z "$extra" ] || append+=" $extra"
 	[ -z "${VM_APPEND:-}" ] || append+=" $VM_APPEND"
-	local cmd con=file:$console tmo=$VM_TIMEOUT tty=
-	# The shell: the console on this terminal, no time limit.
-	if [ "$bmode" = shell ]; then
-		tty=$(tty) || [ -n "${DRY_RUN:-}" ] || die "make shell needs a terminal on its standard input"
-		con=mon:stdio tmo=0
+	say "booting $(basename "$kernel") under $(be_describe), mode $bmode"
+	# The shell: no time limit.
+	[ "$bmode" != shell ] || tmo=0
+	if [ -n "${DRY_RUN:-}" ]; then
+		be_boot "$bmode" "$console" "$out" "$append" "$tmo"
+		return 0
 	fi
-	[ -n "${DRY_RUN:-}" ] || rm -f "$console" "$out"
-	if [ "$backend" = qemu ]; then
-		cmd=(timeout --foreground -k 10 "$tmo" "$QEMU" "${accel[@]}" -M pc -smp 2 -m 2G
-			-kernel "$kernel" -initrd "$initrd" -append "$append" "$@"
-			-display none -vga none -monitor none -no-reboot -serial "$con")
-		[ "$bmode" = shell ] || cmd+=(-serial "file:$out")
-		say "booting $(basename "$kernel") under $how, mode $bmode"
-		if [ -n "${DRY_RUN:-}" ]; then
-			printf '%q ' "${cmd[@]}"
-			echo
-			return 0
-		elif [ "$bmode" = shell ]; then
-			"${cmd[@]}" || rc=$?
-			return 0
-		elif [ "$bmode" = run ]; then
-			"${cmd[@]}" -serial stdio </dev/null | tee "$out" | tr -d '\r' | grep -vE '^(HARNESS-DONE|fact: )' || rc=$?
-		else
-			"${cmd[@]}" -serial file:"$out" </dev/null &
-			watch_guest $! "$console" "$out" "$backend $bmode" || rc=$?
-		fi
+	rm -f "$console" "$out"
+	if [ "$bmode" = shell ]; then
+		be_boot "$bmode" "$console" "$out" "$append" "$tmo" || true
+		return 0
+	elif [ "$bmode" = run ]; then
+		be_boot "$bmode" "$console" "$out" "$append" "$tmo" || rc=$?
 	else
-		say "booting $(basename "$kernel") under Bochs (sapphire_rapids, emulated time), mode $bmode"
-		cmd=("$HARNESS/scripts/bochs.sh" boot "$kernel" "$initrd" "$append" "$console" "$out" "$VM_TIMEOUT")
-		if [ -n "${DRY_RUN:-}" ]; then
-			DRY_RUN=1 BOCHS_TTY=$tty "${cmd[@]}"
-			return 0
-		elif [ "$bmode" = shell ]; then
-			BOCHS_TTY=$tty "${cmd[@]:0:6}" 0 || rc=$?
-			return 0
-		elif [ "$bmode" = run ]; then
-			: >"$out"
-			"${cmd[@]}" </dev/null >"$LOGS/$VM_SUITE-bochs-$bmode.log" 2>&1 &
-			local pid=$!
-			tail -n +1 -f --pid=$pid "$out" | stdbuf -oL tr -d '\r' | grep --line-buffered -vE '^(HARNESS-DONE|fact: )' || true
-			wait $pid || rc=$?
-		else
-			"${cmd[@]}" </dev/null >"$LOGS/$VM_SUITE-bochs-$bmode.log" 2>&1 &
-			watch_guest $! "$console" "$out" "$backend $bmode" || rc=$?
-		fi
+		be_boot "$bmode" "$console" "$out" "$append" "$tmo" &
+		watch_guest $! "$console" "$out" "$backend $bmode" || rc=$?
 	fi
 	[ "$rc" != 124 ] && [ "$rc" != 137 ] || die "the $backend guest hung: no poweroff within ${VM_TIMEOUT}s" "$console"
-	# bochs.sh names its own failures (a lock, a disk image) in its log.
+	# A backend may name its own failures (Bochs: a lock, a disk image).
 	local why=
-	[ "$rc" = 0 ] || [ "$backend" != bochs ] ||
-		why=$(sed -n 's/^\[.*\] FAILED: //p' "$LOGS/$VM_SUITE-bochs-$bmode.log" | head -n 1)
+	[ "$rc" = 0 ] || why=$(be_failure "$bmode")
 	[ "$rc" = 0 ] || die "$backend exited with status $rc${why:+: $why}" "$console"
 	sed -i 's/\r$//' "$out" "$console"
 
@@ -221,31 +171,21 @@ boot() {
 
 if [ "$mode" = shell ]; then
 	b=${BACKENDS%% *}
+	load_backend "$b"
 	initramfs "$b"
-	args=()
-	[ "$b" != qemu ] || args=(-acpitable file="$cst")
-	boot "$b" shell "$RESULTS/shell-$b.out" "${args[@]}"
+	boot "$b" shell "$RESULTS/shell-$b.out"
 	exit 0
 fi
 
-if [ "$mode" = run ]; then
+if [ "$mode" = run ] || [ "$mode" = bench ]; then
 	for b in $BACKENDS; do
+		load_backend "$b"
 		initramfs "$b"
-		if [ "$b" = qemu ]; then
-			boot qemu run "$RESULTS/demo-qemu.out" -acpitable file="$cst"
+		if [ "$mode" = run ]; then
+			boot "$b" run "$RESULTS/demo-$b.out"
 		else
-			boot bochs run "$RESULTS/demo-bochs.out"
+			boot "$b" bench "$RESULTS/$VM_SUITE-$b.out"
 		fi
-	done
-	exit 0
-fi
-
-if [ "$mode" = bench ]; then
-	for b in $BACKENDS; do
-		initramfs "$b"
-		args=()
-		[ "$b" != qemu ] || args=(-acpitable file="$cst")
-		boot "$b" bench "$RESULTS/$VM_SUITE-$b.out" "${args[@]}"
 	done
 	exit 0
 fi
@@ -257,27 +197,21 @@ for b in $BACKENDS; do
 	SUITE=$VM_SUITE-$b
 	[ "$mode" != load ] || SUITE=$VM_SUITE-load-$b
 	rm -f "$RESULTS/$SUITE.count"
+	load_backend "$b"
 	initramfs "$b"
 	tap=$RESULTS/$SUITE.tap
-	# The selftests run on the default idle loop, and the cpuidle checks get
-	# a boot of their own: on QEMU with the _CST table, since polling on
-	# every idle CPU slows nested guests under TCG for seconds after it ends.
-	# Bochs' boots run at once (one host thread each, emulated time); QEMU's
-	# one after the other (TCG runs a thread per vCPU, on the host's clock).
+	# The boots: the backend's (VM_MODES overrides them), at once where its
+	# time is emulated, else one after the other.
 	: >"$tap"
 	pids=()
 	bmodes=$modes
-	[ "$b" != bochs ] || [ -n "${VM_MODES:-}" ] || [ "$mode" != check ] || bmodes="check apicv-off cpuidle"
+	[ -n "${VM_MODES:-}" ] || [ "$mode" != check ] || bmodes=$(be_modes)
 	for m in $bmodes; do
-		if [ "$b" = qemu ] && [ "$m" != check ]; then
-			boot qemu "$m" "$RESULTS/$SUITE-$m.tap" -acpitable file="$cst"
-		elif [ "$b" = qemu ]; then
-			boot qemu "$m" "$RESULTS/$SUITE-$m.tap"
-		elif [ -n "${DRY_RUN:-}" ]; then
-			boot "$b" "$m" "$RESULTS/$SUITE-$m.tap"
-		else
+		if [ "$(be_parallel)" = yes ] && [ -z "${DRY_RUN:-}" ]; then
 			boot "$b" "$m" "$RESULTS/$SUITE-$m.tap" &
 			pids+=($!)
+		else
+			boot "$b" "$m" "$RESULTS/$SUITE-$m.tap"
 		fi
 	done
 	failed=0
@@ -315,9 +249,10 @@ for b in $BACKENDS; do
 	# The counts, by the one parser (ktap.sh): a selftest that reports its
 	# own results counts them.
 	read -r pass fail skip top planned < <(counts_of "$HARNESS/scripts/ktap.sh" counts "$tap")
-	# Bochs exists to run the WAITPKG paths: there, a skip is a failure.
-	if [ "$b" = bochs ] && [ "$skip" != 0 ]; then
-		grep -E '# SKIP' "$tap" | sed 's/^/  skipped on bochs: /' >&2
+	# A backend that exists to run the WAITPKG paths (Bochs): there, a skip
+	# is a failure.
+	if [ "$(be_strict)" = yes ] && [ "$skip" != 0 ]; then
+		grep -E '# SKIP' "$tap" | sed "s/^/  skipped on $b: /" >&2
 		fail=$((fail + skip)) skip=0
 	fi
 	record "$SUITE" "$pass" "$fail" "$skip"
