@@ -27,8 +27,8 @@ BOCHS_DEBIAN_SHA256=c68fe1162aa485249467ec93707ccbf5d039b00d12815899fc2c819ec16d
 # --disable-show-ips: the "ips = ..." line comes from a SIGALRM handler that
 # writes the log with stdio; a signal that lands while the emulator itself
 # writes the log (a guest that halts with IF=0 logs a line per HLT) leaves
-# Bochs waiting forever on its own FILE lock (seen: a demo boot hung in
-# futex_wait, single-threaded, 2026-12-03).
+# Bochs waiting forever on its own FILE lock (a boot hangs in futex_wait,
+# single-threaded).
 BOCHS_CONFIGURE=(--with-nogui --enable-x86-64 --enable-smp --enable-vmx=2 --enable-avx
 	--enable-evex --enable-amx --enable-cpu-level=6 --enable-all-optimizations
 	--enable-monitor-mwait --enable-pci --enable-cet --enable-protection-keys
