@@ -176,6 +176,19 @@ config_missing() {
 	[ "$n" = 0 ]
 }
 
+# dead_links MD...: "FILE: LINK" for each relative link of the Markdown
+# files that does not resolve from the file's directory (anchors dropped;
+# URLs and same-file anchors skipped).  A file without links is fine.
+dead_links() {
+	local md l
+	for md in "$@"; do
+		{ grep -oE '\]\([^)#][^)]*\)' "$md" || true; } | sed -E 's/^\]\(//; s/\)$//; s/#.*//' |
+			{ grep -vE '^[a-z]+:' || true; } | while read -r l; do
+				[ -e "$(dirname "$md")/$l" ] || echo "$md: $l"
+			done
+	done
+}
+
 # list_file FILE...: the lines of list files, without comments and blank
 # lines.
 list_file() {

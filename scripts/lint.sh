@@ -26,12 +26,8 @@ fi
 
 # Relative links: [text](path) and [text](path#anchor), not URLs, not
 # anchors alone.
-bad=$(git ls-files '*.md' | while read -r md; do
-	grep -oE '\]\([^)#][^)]*\)' "$md" | sed -E 's/^\]\(//; s/\)$//; s/#.*//' |
-		grep -vE '^[a-z]+:' | while read -r l; do
-			[ -e "$(dirname "$md")/$l" ] || echo "$md: $l"
-		done
-done)
+# shellcheck disable=SC2046 # one argument per file
+bad=$(dead_links $(git ls-files '*.md' ':!scripts/testdata/'))
 if [ -z "$bad" ]; then
 	pass=$((pass + 1))
 	say "links: every relative link of the Markdown files resolves"

@@ -8,6 +8,7 @@
 #   config_missing (lib.sh)           the config verifier of build.sh
 #   add_headers (lib.sh)              To:/Cc: folding of export-series.sh
 #   splice_cover (lib.sh)             its cover-letter splice
+#   dead_links (lib.sh)               the Markdown link check of lint.sh
 # Needs nothing built: seconds, in "make lint" and so in CI.
 SUITE=parsers
 . "$(dirname "$0")/lib.sh"
@@ -48,6 +49,8 @@ golden "ktap results" "$T/ktap/guest.results" "$HARNESS/scripts/ktap.sh" results
 golden "kunit.py JSON counts" "$T/kunit/results.counts" "$HARNESS/scripts/kunit.sh" count "$T/kunit/results.json"
 golden "config verifier" "$T/config/missing" config_missing "$T/config/config" "$T/config/fragment"
 golden "To/Cc folding" "$T/series/patch.expected" edited add_headers "$T/series/patch" "$(cat "$T/series/recipients")"
+golden "Markdown link check" "$T/links/dead.expected" \
+	bash -c 'cd "$1" && . "$2/scripts/lib.sh" && dead_links links.md none.md' _ "$T/links" "$HARNESS"
 golden "cover-letter splice" "$T/series/cover.expected" \
 	bash -c '. "$1/scripts/lib.sh"; cp "$3" "$4"; splice_cover "$2" "$4"; cat "$4"' _ \
 	"$HARNESS" "$T/series/cover-stored" "$T/series/cover-new" "$tmp/cover"
