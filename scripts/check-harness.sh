@@ -275,6 +275,12 @@ case_ "a KTAP parser that dies" "counting with .*ktap.sh counts .* failed \(exit
 case_ "TESTS that matches nothing" "TESTS='no-such-test' matches no selftest or check" "
 	stage() { BACKENDS=qemu VM_MODES=check TESTS=no-such-test scripts/vm.sh check; }"
 
+# The demo's facts are what demo-check asserts on: a demo that reports the
+# cpuidle knob taken where the guest has no WAITPKG fails it, by name.
+case_ "a demo fact that is wrong" "not shown on qemu: umwait.poll_wait_ns given at boot ignored \\(fact cpuidle_knob is '20000'" "
+	inject() { sed -i 's/^fact cpuidle_knob .*/fact cpuidle_knob 20000/' scripts/guest/demo && grep -q '^fact cpuidle_knob 20000' scripts/guest/demo; }
+	stage() { BACKENDS=qemu scripts/demo-check.sh; }"
+
 [ "$(patches_sum)" = "$before" ] || { fail=$((fail + 1)); echo "not ok - patches/ changed during the harness tests"; }
 record harness "$pass" "$fail" 0
 [ "$fail" = 0 ] || die "$fail harness test(s) did not turn red as they should"

@@ -305,17 +305,31 @@ counts_of() {
 	fi
 }
 
+# guest_display: a guest's results as shown on the terminal while they come
+# ("make run"): without carriage returns, the end marker and the demo's
+# machine-readable facts.  Never fails, so that a pipeline's status is the
+# emulator's.
+guest_display() {
+	stdbuf -oL tr -d '\r' | { grep --line-buffered -vE '^(HARNESS-DONE|fact: )' || true; }
+}
+
 # Record "SUITE PASSED FAILED SKIPPED" for the summary stage.
 record() {
 	echo "$2 $3 $4" >"$RESULTS/$1.count"
 }
 
+# apt_site SUITE_REGEX: the site of the first suite of the system's apt
+# sources that matches SUITE_REGEX (apt-get indextargets), or nothing.
+apt_site() {
+	# shellcheck disable=SC2016 # apt's own $(FIELD) syntax
+	apt-get indextargets --format '$(SITE) $(RELEASE)' 'Created-By: Packages' 2>/dev/null |
+		awk -v re="$1" '$2 ~ re { print $1; exit }'
+}
+
 # debian_mirror: the Debian mirror the system's apt sources use (its first
 # suite without a "-": bookworm, not bookworm-updates), or DEBIAN_MIRROR.
 debian_mirror() {
-	# shellcheck disable=SC2016 # apt's own $(FIELD) syntax
-	local m=${DEBIAN_MIRROR:-$(apt-get indextargets --format '$(SITE) $(RELEASE)' \
-		'Created-By: Packages' 2>/dev/null | awk '$2 !~ /-/ { print $1; exit }')}
+	local m=${DEBIAN_MIRROR:-$(apt_site '^[^-]+$')}
 	[ -n "$m" ] || die "no Debian mirror in the apt sources (set DEBIAN_MIRROR)"
 	echo "$m"
 }
@@ -323,9 +337,7 @@ debian_mirror() {
 # debian_security_mirror: where the system's apt sources take the security
 # suite from (bookworm-security), or DEBIAN_SECURITY_MIRROR.
 debian_security_mirror() {
-	# shellcheck disable=SC2016 # apt's own $(FIELD) syntax
-	local m=${DEBIAN_SECURITY_MIRROR:-$(apt-get indextargets --format '$(SITE) $(RELEASE)' \
-		'Created-By: Packages' 2>/dev/null | awk '$2 ~ /-security$/ { print $1; exit }')}
+	local m=${DEBIAN_SECURITY_MIRROR:-$(apt_site '-security$')}
 	[ -n "$m" ] || die "no security suite in the apt sources (set DEBIAN_SECURITY_MIRROR)"
 	echo "$m"
 }

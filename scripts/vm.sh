@@ -51,8 +51,7 @@ initramfs() {
 	local root=$WORK/initramfs-$VM_SUITE-$mode list
 	initrd=$WORK/initramfs-$VM_SUITE-$mode-$1.cpio.gz
 	[ -z "${DRY_RUN:-}" ] || return 0
-	list=${SELFTESTS_LIST:-$HARNESS/config/selftests.list}
-	[ "$(be_strict)" != yes ] || list=${SELFTESTS_LIST_BOCHS:-$HARNESS/config/selftests-bochs.list}
+	list=$(be_selftests)
 	rm -rf "$root"
 	mkdir -p "$root"/{bin,dev,proc,sys,tmp,selftests,harness}
 	cp "$(command -v busybox)" "$root/bin/busybox"

@@ -27,6 +27,9 @@ be_waitpkg() { echo yes; }
 # demo's halting guest: the series' timer-woken halt_poll_tpause_test, as
 # a second of xapic_ipi_test takes long here.
 be_modes() { echo "check apicv-off cpuidle"; }
+# The selftests of its "check" boot: the WAITPKG paths (the APICv-off
+# boot's list is config/selftests-bochs-apicv-off.list).
+be_selftests() { echo "${SELFTESTS_LIST_BOCHS:-$HARNESS/config/selftests-bochs.list}"; }
 be_parallel() { echo yes; }
 be_strict() { echo yes; }
 be_clock() { echo emulated; }
@@ -60,8 +63,7 @@ be_boot() {
 		: >"$out"
 		"${cmd[@]}" </dev/null >"$log" 2>&1 &
 		pid=$!
-		tail -n +1 -f --pid=$pid "$out" | stdbuf -oL tr -d '\r' |
-			grep --line-buffered -vE '^(HARNESS-DONE|fact: )' || true
+		tail -n +1 -f --pid=$pid "$out" | guest_display
 		wait $pid
 		;;
 	*) "${cmd[@]}" </dev/null >"$log" 2>&1 ;;
