@@ -15,7 +15,7 @@ endif
 endif
 export WORK
 
-.PHONY: all help check run deps tree hygiene build bochs kunit vm shell summary series quick check-each check-harness check-parsers lint bench bench-host \
+.PHONY: all help check run deps tree hygiene build bochs kunit vm shell summary series quick check-each check-harness check-parsers lint bench bench-host count \
 	check-fresh check-6.12 check-matrix check-debug debug-kernel check-wide tcg-hangs clean
 
 # A bare "make" prints the help, as the kernel's does: nothing installs or
@@ -39,6 +39,7 @@ help:
 	@echo 'Benchmarks (docs/bench.md):'
 	@echo '  bench          - the bench in the VM kernel on BENCH_BACKEND (bochs; qemu with KVM on a WAITPKG host)'
 	@echo '  bench-host     - the same bench on this machine, booted with the series (as root)'
+	@echo '  count          - the halt-poll path in instructions: TSC stamps in Bochs (COUNT_SEEDS)'
 	@echo 'Developer workflow:'
 	@echo '  series         - export the posting branches of work/linux back to patches/$$KBASE/'
 	@echo '  quick          - rebuild and boot the tree as it is, reusing every cache'
@@ -133,6 +134,13 @@ BENCH_BACKEND ?= bochs
 export BENCH_BACKEND
 bench: build
 	@$(S)/bench.sh vm
+
+# The halt-poll path counted in instructions (scripts/count.sh): a
+# production-config kernel with debug/halt-poll-stamps.patch, and
+# halt_poll_wake_test in Bochs, APICv on and off, once per seed of
+# COUNT_SEEDS (default 1).
+count: build
+	@$(S)/count.sh
 
 bench-host: tree
 	@$(S)/build.sh config && BACKENDS=qemu $(S)/build.sh selftests && $(S)/bench.sh host

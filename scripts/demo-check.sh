@@ -37,9 +37,11 @@ for b in $BACKENDS; do
 			fail=$((fail + 1))
 		fi
 	}
-	# What the guest sees, as the host expects it (lib.sh: guest_waitpkg).
-	want=$(guest_waitpkg "$b")
-	expect "WAITPKG as the host expects" waitpkg = "$want"
+	# What the guest sees, as the host expects it (lib.sh: guest_waitpkg,
+	# guest_can_wait); the knobs follow whether it can wait.
+	expect "WAITPKG as the host expects" waitpkg = "$(guest_waitpkg "$b")"
+	want=$(guest_can_wait "$b")
+	expect "whether it can wait, as the host expects" can_wait = "$want"
 	expect "the POLL state in use" poll_usage_delta -ge 1
 	if [ "$want" = no ]; then
 		expect "halt_poll_tpause_ns given at load ignored" kvm_knob_load = 0

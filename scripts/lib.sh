@@ -290,6 +290,18 @@ guest_waitpkg() {
 	fi
 }
 
+# guest_can_wait BACKEND: "yes" if that backend's guest can wait (its
+# be_can_wait; the guest computes the same with scripts/guest/can_wait and
+# checks one against the other), else "no".  HARNESS_GUEST_CAN_WAIT
+# overrides it (check-harness).
+guest_can_wait() {
+	if [ -n "${HARNESS_GUEST_CAN_WAIT:-}" ]; then
+		echo "$HARNESS_GUEST_CAN_WAIT"
+	else
+		(load_backend "$1" && be_can_wait)
+	fi
+}
+
 # counts_of CMD...: run CMD, which prints "PASSED FAILED SKIPPED" (and
 # maybe more fields, as ktap.sh's), and print that; if CMD fails or prints
 # anything else, say so on stderr and print "0 1 0", so that a helper that

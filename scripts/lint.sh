@@ -15,7 +15,7 @@ cd "$HARNESS"
 
 if shellcheck -x -P SCRIPTDIR -S warning -f gcc scripts/*.sh scripts/backend/*.sh .ci/run >"$LOGS/lint-shellcheck.log" 2>&1 &&
 	shellcheck -s sh -S warning -f gcc scripts/guest/init scripts/guest/demo scripts/guest/load \
-		scripts/guest/bench >>"$LOGS/lint-shellcheck.log" 2>&1; then
+		scripts/guest/bench scripts/guest/can_wait >>"$LOGS/lint-shellcheck.log" 2>&1; then
 	pass=$((pass + 1))
 	say "shellcheck: clean"
 else

@@ -9,6 +9,7 @@
 #   add_headers (lib.sh)              To:/Cc: folding of export-series.sh
 #   splice_cover (lib.sh)             its cover-letter splice
 #   dead_links (lib.sh)               the Markdown link check of lint.sh
+#   guest/can_wait                    the "can wait" predicate, on cpuinfo samples
 # Needs nothing built: seconds, in "make lint" and so in CI.
 SUITE=parsers
 . "$(dirname "$0")/lib.sh"
@@ -51,6 +52,9 @@ golden "config verifier" "$T/config/missing" config_missing "$T/config/config" "
 golden "To/Cc folding" "$T/series/patch.expected" edited add_headers "$T/series/patch" "$(cat "$T/series/recipients")"
 golden "Markdown link check" "$T/links/dead.expected" \
 	bash -c 'cd "$1" && . "$2/scripts/lib.sh" && dead_links links.md none.md' _ "$T/links" "$HARNESS"
+golden "can-wait predicate: Bochs SPR, KVM guest with WAITPKG, TCG, monitor bug, bare metal" \
+	"$T/cpuinfo/can_wait.expected" bash -c 'cd "$1" && for f in bochs-sapphire-rapids kvm-guest-waitpkg qemu-tcg monitor-bug bare-metal-waitpkg; do echo "$f $(sh "$2" "$f")"; done' _ \
+	"$T/cpuinfo" "$HARNESS/scripts/guest/can_wait"
 golden "cover-letter splice" "$T/series/cover.expected" \
 	bash -c '. "$1/scripts/lib.sh"; cp "$3" "$4"; splice_cover "$2" "$4"; cat "$4"' _ \
 	"$HARNESS" "$T/series/cover-stored" "$T/series/cover-new" "$tmp/cover"

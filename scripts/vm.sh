@@ -8,6 +8,8 @@
 #   vm.sh run     the demo of "make run", shown as it happens
 #   vm.sh bench   scripts/guest/bench (HARNESS_BENCH: its options), one boot
 #                 per backend; its output in results/VM_SUITE-BACKEND.out
+#   vm.sh count   halt_poll_wake_test per seed of harness.count, and the
+#                 kernel's kvm-stamps lines (scripts/count.sh), the same way
 #   vm.sh shell   a busybox shell in the guest of the first of BACKENDS, on
 #                 this terminal ("make shell BACKEND=qemu|bochs")
 # TESTS: an extended regular expression; only the selftests and guest
@@ -59,13 +61,14 @@ initramfs() {
 	cp -a "$BUILD/modroot/lib" "$root/lib"
 	cp "$HARNESS/scripts/guest/init" "$root/init"
 	cp "$HARNESS/scripts/guest/demo" "$HARNESS/scripts/guest/load" "$HARNESS/scripts/guest/bench" \
+		"$HARNESS/scripts/guest/can_wait" \
 		"$ktap_helpers" "$root/harness/"
 	for t in pingpong clock monitor; do
 		[ -x "$GUEST_OUT/$t" ] || die "$GUEST_OUT/$t was not built (run 'make build')"
 		cp "$GUEST_OUT/$t" "$root/harness/$t"
 	done
 	# The bench's tool, for "make bench" and the demo's subset of it.
-	if [ "$mode" = bench ] || { [ "$mode" = run ] && [ "$(be_demo)" = timer ]; }; then
+	if [ "$mode" = bench ] || [ "$mode" = count ] || { [ "$mode" = run ] && [ "$(be_demo)" = timer ]; }; then
 		[ -x "$SELFTESTS_OUT/x86/halt_poll_bench" ] ||
 			die "$SELFTESTS_OUT/x86/halt_poll_bench was not built (run 'make build' on the upstream base)"
 		mkdir -p "$root/selftests/x86"
@@ -122,7 +125,8 @@ boot() {
 	append+=" harness.backend=$backend umwait.poll_wait_ns=20000"
 	# What the guest must see and can check, from the backend (and, for
 	# QEMU, the host's CPU): lib.sh's guest_waitpkg.
-	append+=" harness.waitpkg=$(guest_waitpkg "$backend") harness.clock=$(be_clock) harness.demo=$(be_demo)"
+	append+=" harness.waitpkg=$(guest_waitpkg "$backend") harness.can_wait=$(guest_can_wait "$backend")"
+	append+=" harness.clock=$(be_clock) harness.demo=$(be_demo)"
 	[ -z "${HARNESS_INJECT:-}" ] || append+=" harness.inject=$HARNESS_INJECT"
 	[ -z "${LOAD_S:-}" ] || append+=" harness.load_s=$LOAD_S"
 	[ -z "${HARNESS_BENCH:-}" ] || append+=" harness.bench=$HARNESS_BENCH"
@@ -176,14 +180,14 @@ if [ "$mode" = shell ]; then
 	exit 0
 fi
 
-if [ "$mode" = run ] || [ "$mode" = bench ]; then
+if [ "$mode" = run ] || [ "$mode" = bench ] || [ "$mode" = count ]; then
 	for b in $BACKENDS; do
 		load_backend "$b"
 		initramfs "$b"
 		if [ "$mode" = run ]; then
 			boot "$b" run "$RESULTS/demo-$b.out"
 		else
-			boot "$b" bench "$RESULTS/$VM_SUITE-$b.out"
+			boot "$b" "$mode" "$RESULTS/$VM_SUITE-$b.out"
 		fi
 	done
 	exit 0
@@ -192,7 +196,11 @@ fi
 # The boots of "check" mode, and the one of "load" mode.
 modes=${VM_MODES:-check cpuidle}
 [ "$mode" != load ] || modes=load
+# Each backend in a subshell of its own: a failure on one (a red KUnit case,
+# a selftest, a hang) is reported, and the next backend still boots.
+red=
 for b in $BACKENDS; do
+(
 	SUITE=$VM_SUITE-$b
 	[ "$mode" != load ] || SUITE=$VM_SUITE-load-$b
 	rm -f "$RESULTS/$SUITE.count"
@@ -216,7 +224,7 @@ for b in $BACKENDS; do
 	failed=0
 	for p in "${pids[@]}"; do wait "$p" || failed=$((failed + 1)); done
 	[ "$failed" = 0 ] || die "$failed of the $b boots failed (above)"
-	[ -z "${DRY_RUN:-}" ] || continue
+	[ -z "${DRY_RUN:-}" ] || exit 0
 	for m in $bmodes; do cat "$RESULTS/$SUITE-$m.tap" >>"$tap"; done
 
 	# The series' KUnit suites, in the VM kernel (config/kunit.config):
@@ -242,7 +250,8 @@ for b in $BACKENDS; do
 			kp=$((kp + p)) kf=$((kf + f)) ks=$((ks + k))
 		done
 		record "$VM_SUITE-$b-kunit" "$kp" "$kf" "$ks"
-		[ "$kf" = 0 ] || die "$kf KUnit case(s) failed in the $b VM, or a suite did not run (logs: $LOGS/$VM_SUITE-$b-kunit-*.log)"
+		# Counted, and the selftests are counted too before this fails.
+		[ "$kf" = 0 ] || kunit_red="$kf KUnit case(s) failed in the $b VM, or a suite did not run (logs: $LOGS/$VM_SUITE-$b-kunit-*.log)"
 	fi
 
 	# The counts, by the one parser (ktap.sh): a selftest that reports its
@@ -260,6 +269,13 @@ for b in $BACKENDS; do
 		die "TESTS='$TESTS' matches no selftest or check of the $b guest's list" "$tap"
 	[ "${top:-0}" = "${planned:-none}" ] ||
 		die "the $b guest planned ${planned:-none} tests but reported ${top:-0}" "$tap"
-	[ "$fail" = 0 ] || die "$fail test(s) failed in the $b VM (output: $tap)"
 	say "VM on $b: $top selftests and checks, $pass passed, $fail failed, $skip skipped (subtests counted)"
+	[ "$fail" = 0 ] || die "$fail test(s) failed in the $b VM (output: $tap)"
+	[ -z "${kunit_red:-}" ] || die "$kunit_red"
+) &
+# Waited for at once: one backend after the other, and set -e stays in force
+# inside the subshell (it would not in "( ... ) || ...").
+wait $! || red+=" $b"
 done
+SUITE=
+[ -z "$red" ] || die "the VM stage failed on:$red (each cause above)"

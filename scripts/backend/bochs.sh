@@ -19,6 +19,9 @@ be_build() {
 }
 
 be_waitpkg() { echo yes; }
+# Its guest can wait: WAITPKG, no "hypervisor" flag (it is L1 on emulated
+# hardware), no X86_BUG_MONITOR (bochs/0001).
+be_can_wait() { echo yes; }
 
 # The boots of "vm.sh check": the selftests with APICv (as production
 # hosts run KVM), the APICv-off list again without it, and the cpuidle

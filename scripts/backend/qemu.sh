@@ -31,6 +31,11 @@ be_waitpkg() {
 	if qemu_uses_kvm && grep -qw waitpkg /proc/cpuinfo; then echo yes; else echo no; fi
 }
 
+# Whether its guest can wait (scripts/guest/can_wait): never.  Under TCG it
+# has no WAITPKG; with KVM it has the "hypervisor" flag, under which both
+# postings refuse to wait, WAITPKG or not.
+be_can_wait() { echo no; }
+
 # The boots of "vm.sh check"; whether they may run at once; whether a
 # skipped check fails (no: without WAITPKG the WAITPKG checks skip); the
 # guest's TSC is the host's (no emulated clock to check); the demo's

@@ -19,7 +19,10 @@
  *           worker or a VMM I/O thread, is woken and its run injects an MSI:
  *           a wait that delays its run delays the vCPU's own wake;
  *   host    not a wake event of the vCPU: a host task pinned to the vCPU's
- *           CPU becomes runnable there while the vCPU polls.
+ *           CPU becomes runnable there while the vCPU polls (SCHED_IDLE: it
+ *           does not preempt the vCPU thread);
+ *   lazy    the same with a SCHED_OTHER task, whose wakeup preempts the vCPU
+ *           thread, lazily under PREEMPT_LAZY: TIF_NEED_RESCHED_LAZY, no IPI.
  *
  * ipi, msi and kick send no interrupt to the CPU where the halted vCPU polls:
  * the vCPU is OUTSIDE_GUEST_MODE, so KVM only makes the event pending and
@@ -134,11 +137,15 @@
 
 #define WAKE_ICR	(APIC_DEST_PHYSICAL | APIC_DM_FIXED | WAKE_VECTOR)
 
-enum wake_path { IPI, MSI, KICK, TIMER, SIGNAL, HOST, WORKER, NR_PATHS };
+enum wake_path { IPI, MSI, KICK, TIMER, SIGNAL, HOST, WORKER, LAZY, NR_PATHS };
+
+/* host and lazy: a host task on the vCPU's CPU, stamped when it runs. */
+#define HOST_TASK(path)	((path) == HOST || (path) == LAZY)
 
 static const char * const path_name[NR_PATHS] = {
 	[IPI] = "ipi", [MSI] = "msi", [KICK] = "kick",
 	[TIMER] = "timer", [SIGNAL] = "signal", [HOST] = "host", [WORKER] = "worker",
+	[LAZY] = "lazy",
 };
 
 /* Per setting, for people. */
@@ -356,6 +363,8 @@ static void *signal_halter_fn(void *arg)
 
 /*
  * host: a SCHED_IDLE task on the vCPU's CPU, which stamps when it runs.
+ * lazy: the same as SCHED_OTHER, whose wakeup preempts the vCPU thread: with
+ * PREEMPT_LAZY, lazily (TIF_NEED_RESCHED_LAZY), with no IPI.
  * worker: a SCHED_OTHER task there, as a vhost worker or a VMM's I/O thread
  * pinned with the vCPU, whose run injects the vCPU's wake (an MSI).
  */
@@ -366,7 +375,7 @@ static void *task_fn(void *arg)
 	u32 done = 0, seq;
 
 	pin_self_to_cpu(HALTER_PCPU);
-	TEST_ASSERT(w->path == WORKER || !sched_setscheduler(0, SCHED_IDLE, &sp),
+	TEST_ASSERT(w->path != HOST || !sched_setscheduler(0, SCHED_IDLE, &sp),
 		    "sched_setscheduler(SCHED_IDLE) failed, errno %d", errno);
 	for (;;) {
 		seq = READ_ONCE(w->task_seq);
@@ -492,7 +501,7 @@ static void *host_waker_fn(void *arg)
 			}
 			continue;
 		}
-		if (w->path == HOST) {
+		if (HOST_TASK(w->path)) {
 			/* Wake the task, let it run, then end the halt. */
 			u64 ipis = cpu_ipis(HALTER_PCPU);
 
@@ -625,7 +634,7 @@ static int cmp_u64(const void *a, const void *b)
 static void *halter_code[NR_PATHS] = {
 	[IPI] = guest_halter, [MSI] = guest_halter, [KICK] = guest_kick_halter,
 	[TIMER] = guest_timer_halter, [SIGNAL] = guest_signal_halter,
-	[HOST] = guest_halter, [WORKER] = guest_halter,
+	[HOST] = guest_halter, [WORKER] = guest_halter, [LAZY] = guest_halter,
 };
 
 /* Run a block of NR_WAKES wakes through @path in a new VM; add it to @r. */
@@ -635,7 +644,7 @@ static void run_wakes(enum wake_path path, unsigned long knob, struct wake_resul
 	static struct host_waker w;
 	u64 *lat = r->lat + r->n, *send, *recv;
 	bool vcpu_waker = path == IPI || path == KICK;
-	bool host_stamps = path == SIGNAL || path == HOST;
+	bool host_stamps = path == SIGNAL || HOST_TASK(path);
 	const char *name = path_name[path];
 	struct timespec t0, t1;
 	struct kvm_vm *vm;
@@ -668,7 +677,7 @@ static void run_wakes(enum wake_path path, unsigned long knob, struct wake_resul
 	w.vcpu = halter.vcpu;
 	w.tsc_offset = tsc_offset(halter.vcpu);
 	waker_offset = vcpu_waker ? tsc_offset(waker.vcpu) : 0;
-	if (path == HOST || path == WORKER)
+	if (HOST_TASK(path) || path == WORKER)
 		pthread_create(&w.task, NULL, task_fn, &w);
 
 	ipis = cpu_ipis(HALTER_PCPU);
@@ -689,8 +698,8 @@ static void run_wakes(enum wake_path path, unsigned long knob, struct wake_resul
 		pthread_join(w.waker, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	/* host: only those between a wake and the task's run count. */
-	r->ipis += path == HOST ? w.ipis : cpu_ipis(HALTER_PCPU) - ipis;
-	if (path == HOST || path == WORKER) {
+	r->ipis += HOST_TASK(path) ? w.ipis : cpu_ipis(HALTER_PCPU) - ipis;
+	if (HOST_TASK(path) || path == WORKER) {
 		WRITE_ONCE(w.stop, 1);
 		WRITE_ONCE(w.task_seq, w.task_done);
 		futex(&w.task_seq, FUTEX_WAKE_PRIVATE, 1);
@@ -757,7 +766,7 @@ static void finish_wakes(enum wake_path path, unsigned long knob, struct wake_re
 		ksft_print_msg("%s at %lu: wake latency p50 %lu p90 %lu p99 %lu max %lu ns\n",
 			       name, knob, r->p50, r->p90, r->p99, r->max);
 	ksft_print_msg(WAKES_FMT, name, knob, n, r->slow, r->resent, r->ipis, HALTER_PCPU,
-		       path == HOST ? " while the task was runnable" : "", r->ms);
+		       HOST_TASK(path) ? " while the task was runnable" : "", r->ms);
 	ksft_print_msg(RESULT_FMT, name, knob, poll_ns, kvm_intel_param("enable_apicv"),
 		       kvm_intel_param("enable_ipiv"), r->p50, r->p90, r->p99, r->max, r->tsc_moved,
 		       r->exits, r->attempted, r->successful, r->waits, r->wait_ns, r->poll_time,
@@ -792,7 +801,7 @@ static u64 late_wakes(const struct wake_result *r, u64 p50)
  */
 static bool polled(enum wake_path path, const struct wake_result *r, int quarters)
 {
-	u64 n = path == HOST || path == WORKER ? r->attempted : r->successful;
+	u64 n = HOST_TASK(path) || path == WORKER ? r->attempted : r->successful;
 
 	return n * 4 > r->exits * quarters;
 }
@@ -839,7 +848,7 @@ static void test_path(enum wake_path path, bool waitpkg)
 	ok = polled(path, &r0, 2) && polled(path, &rn, 2) && (rn.waits || path == WORKER) &&
 	     !r0.resent &&
 	     !rn.resent && !rn.tsc_moved;
-	if (path == HOST || path == WORKER) {
+	if (HOST_TASK(path) || path == WORKER) {
 		/* At most one wait later: the slack is on the latency at 0. */
 		ksft_test_result(ok && within(rn.p99, r0.p99 + wait_ns),
 				 "%s: task wakeup latency at halt_poll_tpause_ns=%lu at most one wait above 0: p50 %lu vs %lu, p99 %lu vs %lu ns, %lu vs %lu IPIs\n",
@@ -901,7 +910,7 @@ static void help(const char *name)
 	       " -s: measure each path at the halt_poll_tpause_ns that is set\n"
 	       " -p: with -s, the VMs' halt-poll limit (KVM_CAP_HALT_POLL), 0 for none\n"
 	       "     (default %d)\n"
-	       " -P: the wake paths, of ipi,msi,kick,timer,signal,host,worker (default: all)\n",
+	       " -P: the wake paths, of ipi,msi,kick,timer,signal,host,worker,lazy (default: all)\n",
 	       name, MAX_WAIT_NS, DEFAULT_WAIT_NS, DEFAULT_POLL_NS);
 }
 
@@ -977,7 +986,7 @@ int main(int argc, char *argv[])
 	TEST_REQUIRE(paths);
 	ksft_set_plan(__builtin_popcount(paths) * (single ? 1 : 2));
 	atexit(restore_knobs);
-	if (paths & (1u << HOST)) {
+	if (paths & (1u << HOST | 1u << LAZY)) {
 		ttwu_queue_cleared = clear_ttwu_queue();
 		ksft_print_msg("host: wakeups enqueue without an IPI (NO_TTWU_QUEUE): %s\n",
 			       ttwu_queue_cleared ? "yes" : "no, sched features not writable");
