@@ -123,5 +123,27 @@ for p in $listed; do
 done
 say "checkpatch --strict checked"
 
+# 4. The harness's debug-only patches (debug/, applied by "make count" to a
+# worktree of master, never posted): they still apply to master, and are
+# checkpatch --strict clean too.  The upstream base only.
+if [ "$KBASE" = upstream ]; then
+	for p in "$HARNESS"/debug/*.patch; do
+		[ -f "$p" ] || continue
+		git -C "$TREE" apply --check "$p" >/dev/null 2>&1 ||
+			bad "debug/$(basename "$p") does not apply to the tree's master"
+		rc=0
+		out=$(cd "$TREE" && ./scripts/checkpatch.pl --strict --terse --no-summary --no-signoff \
+			--show-types "$p" 2>&1) || rc=$?
+		terr=$(tool_error checkpatch.pl "$out" "$rc")
+		if [ -n "$terr" ]; then
+			bad "debug/$(basename "$p"): $terr"
+		elif grep -qE ': (ERROR|WARNING|CHECK):' <<<"$out"; then
+			echo "$out" >&2
+			bad "checkpatch --strict reports problems in debug/$(basename "$p")"
+		fi
+	done
+	say "debug patches apply to master and are checkpatch --strict clean"
+fi
+
 [ "$errors" = 0 ] || die "$errors series problem(s), listed above"
 say "series is clean"

@@ -302,6 +302,24 @@ guest_can_wait() {
 	fi
 }
 
+# apicv_boots MODE PREFIX [APPEND]: "vm.sh MODE" on Bochs twice at once,
+# APICv on (VM_SUITE=PREFIX-apicv-on, as production hosts run KVM) and off
+# (PREFIX-apicv-off, kvm_intel.enable_apicv=0, where KVM's requests share
+# the wake word's cache line), APPEND on both kernel command lines; a Bochs
+# boot is one host thread, its time emulated.  BUILD, VM_TIMEOUT and the
+# like come from the caller's environment.  Fails if either boot failed.
+apicv_boots() {
+	local mode=$1 prefix=$2 append=${3:-} c a pids=() failed=0 p
+	for c in apicv-on apicv-off; do
+		a=$append
+		[ "$c" != apicv-off ] || a+=" kvm_intel.enable_apicv=0"
+		BACKENDS=bochs VM_SUITE=$prefix-$c VM_APPEND="${a# }" "$HARNESS/scripts/vm.sh" "$mode" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || failed=$((failed + 1)); done
+	[ "$failed" = 0 ] || die "$failed of the $prefix boots on Bochs failed (above)"
+}
+
 # counts_of CMD...: run CMD, which prints "PASSED FAILED SKIPPED" (and
 # maybe more fields, as ktap.sh's), and print that; if CMD fails or prints
 # anything else, say so on stderr and print "0 1 0", so that a helper that
