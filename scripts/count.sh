@@ -29,6 +29,9 @@ SBUILD=$WORK/build-stamps
 OUT=$WORK/count
 PATCH=$HARNESS/debug/halt-poll-stamps.patch
 mkdir -p "$OUT"
+# L1's TSC frequency under Bochs' sapphire_rapids model (its CPUID leaf
+# 0x15): 2.2 TSC ticks, i.e. instructions, per ns of guest time.
+BOCHS_TSC_MHZ=2200
 
 if [ "${1:-}" != report ]; then
 	git -C "$TREE" rev-parse -q --verify master >/dev/null || die "no tree (run 'make tree')"
@@ -76,7 +79,7 @@ for c in apicv-on apicv-off; do
 		END { flush(); exit bad }' "$f" || die "the $c results do not add up ($f)"
 done >"$OUT/count.raw"
 
-awk '
+awk -v mhz="$BOCHS_TSC_MHZ" '
 	function kv(s, key,   n, i, a, b) {
 		n = split(s, a, " ")
 		for (i = 1; i <= n; i++) { split(a[i], b, "="); if (b[1] == key) return b[2] }
@@ -145,6 +148,21 @@ awk '
 				if (hi == "" || d > hi) hi = d
 			}
 			if (c) printf "%-9s %-7s seeds %2d: mean %+.1f ns, spread %+d..%+d (%s )\n", a[1], a[2], c, sum / c, lo, hi, line
+			if (c) { gap[k] = sum / c; gk[++ng] = k }
+		}
+		print ""
+		print "Break-even model (a model, not a measurement).  Here PAUSE is one tick and a woken UMWAIT resumes at"
+		print "once.  On hardware a PAUSE of P cycles makes each spin iteration P - 1 cycles longer, so a spin notices"
+		print "a wake (P - 1) / 2 cycles later on average, while a wait pays the C0.1 exit E and no PAUSE.  Counting"
+		print "the other instructions as one cycle each at the emulated " mhz " MHz, the wait is no later than the"
+		print "spin while E <= E* = (P - 1) / 2 / f - gap, gap being the mean p50 gap above:"
+		printf "%-9s %-7s %8s %11s %11s %11s\n", "apicv", "path", "gap ns", "E* P=1", "E* P=40", "E* P=140"
+		for (j = 1; j <= ng; j++) {
+			split(gk[j], a, SUBSEP)
+			printf "%-9s %-7s %+8.1f", a[1], a[2], gap[gk[j]]
+			n = split("1 40 140", pc, " ")
+			for (i = 1; i <= n; i++) printf " %+8.1f ns", (pc[i] - 1) / 2 / (mhz / 1000) - gap[gk[j]]
+			printf "\n"
 		}
 	}' "$OUT/count.raw" | tee "$OUT/count.txt"
 # The wakeup latency of host tasks woken on the polling CPU, and of
