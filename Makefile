@@ -15,6 +15,16 @@ endif
 endif
 export WORK
 
+# Bad values of the variables below are refused here, before any target
+# runs (scripts/vars.sh).
+VARS_ERR := $(shell KBASE='$(KBASE)' DRY_RUN='$(DRY_RUN)' TESTS='$(TESTS)' \
+	GUEST_TIMEOUT='$(GUEST_TIMEOUT)' VM_TIMEOUT='$(VM_TIMEOUT)' BENCH_REPS='$(BENCH_REPS)' \
+	BACKENDS='$(BACKENDS)' BENCH_BACKEND='$(BENCH_BACKEND)' BACKEND='$(BACKEND)' \
+	$(S)/vars.sh $(MAKECMDGOALS))
+ifneq ($(VARS_ERR),)
+$(error $(VARS_ERR))
+endif
+
 .PHONY: all help check run deps tree hygiene build bochs kunit vm shell summary series quick check-each check-harness check-parsers lint bench bench-host count \
 	check-fresh check-6.12 check-matrix check-debug debug-kernel check-wide tcg-hangs clean
 

@@ -15,6 +15,7 @@
 # "0 2000 5000 20000 50000") and BENCH_POLL_WAIT_NS (20000) set the runs.
 SUITE=bench
 . "$(dirname "$0")/lib.sh"
+stop_all_on_signal
 
 OUT=${BENCH_OUT:-$WORK/bench}
 KNOBS=${BENCH_KNOBS:-0 2000 5000 20000 50000}
@@ -37,6 +38,9 @@ report() {
 			# The share of halt-poll time spent in UMWAIT (C0.1), per run.
 			t = ("halt_poll_time_ns" in col) ? $col["halt_poll_time_ns"] : ""
 			v[k, "wait_share", n[k]] = t > 0 ? 100 * $col["halt_poll_wait_ns"] / t : "NA"
+			# poll_idle: the UMWAITs of cpu_poll_relax() per wakeup.
+			w = ("wakes" in col) ? $col["wakes"] : ""
+			v[k, "per_wake", n[k]] = w > 0 && $col["umwaits"] != "" ? $col["umwaits"] / w : "NA"
 		}
 		function median(k, m,   a, i, j, t, c) {
 			c = 0
@@ -59,23 +63,23 @@ report() {
 		function pct(x, b) { return (x == "NA" || b == "NA" || b == 0) ? "NA" : sprintf("%+.1f%%", 100 * (x - b) / b) }
 		BEGIN { nm = split("p50 p99 mean halt_poll_wait pkg_w cpu_busy_s poll_usage", M, " ") }
 		END {
-			printf "%-9s %-16s %-9s %4s %8s %13s %8s %8s %10s %7s %7s %9s %9s %9s %7s\n",
+			printf "%-9s %-16s %-9s %4s %8s %13s %8s %8s %10s %7s %7s %9s %9s %9s %7s %8s\n",
 				"bench", "setting", "path", "runs", "p50", "p50 spread", "p99", "mean", "waits", "pkg W", "CPU s",
-				"p50 vs 0", "W vs 0", "W vs poll0", "wait %"
+				"p50 vs 0", "W vs 0", "W vs poll0", "wait %", "UMW/wake"
 			for (i = 1; i <= nk; i++) {
 				k = order[i]; split(k, f, SUBSEP)
 				base = f[1] SUBSEP (f[1] == "kvm" ? "tpause:0" : "poll_idle:0") SUBSEP f[3]
 				nopoll = f[1] SUBSEP "poll:0" SUBSEP f[3]
 				# Round trips have a mean only (perf, the IPI ping-pong).
 				lat = f[3] == "perf-pipe" || f[3] == "ipi-rr" ? "mean" : "p50"
-				ws = median(k, "wait_share")
-				printf "%-9s %-16s %-9s %4d %8s %13s %8s %8s %10s %7s %7s %9s %9s %9s %7s\n",
+				ws = median(k, "wait_share"); pw = median(k, "per_wake")
+				printf "%-9s %-16s %-9s %4d %8s %13s %8s %8s %10s %7s %7s %9s %9s %9s %7s %8s\n",
 					f[1], f[2], f[3], n[k], median(k, "p50"), spread(k, "p50"), median(k, "p99"),
 					median(k, "mean"), median(k, "halt_poll_wait"), median(k, "pkg_w"),
 					median(k, "cpu_busy_s"), pct(median(k, lat), median(base, lat)),
 					pct(median(k, "pkg_w"), median(base, "pkg_w")),
 					f[1] == "kvm" ? pct(median(k, "pkg_w"), median(nopoll, "pkg_w")) : "-",
-					ws == "NA" ? "NA" : sprintf("%.1f", ws)
+					ws == "NA" ? "NA" : sprintf("%.1f", ws), pw == "NA" ? "NA" : sprintf("%.2f", pw)
 			}
 		}' "$csv" | tee "$base.txt"
 	command -v gnuplot >/dev/null || die "gnuplot not found (install gnuplot-nox, or run 'make deps')"
@@ -175,13 +179,15 @@ selftest() {
 	check "RAPL: no domain is NA, not 0 W" "$(sh "$HARNESS/scripts/guest/bench" rapl-watts /dev/null /dev/null 2)" "NA NA"
 	# A known CSV: medians, the change against knob 0, and the plots.
 	{
-		echo "bench,rep,setting,knob,poll_ns,path,p50,p90,p99,max,mean,halt_exits,halt_successful_poll,halt_poll_wait,halt_poll_wait_ns,resent,seconds,cpu_busy_s,pkg_w,core_w,c01_pct,poll_usage,poll_time_us,halt_poll_time_ns"
+		echo "bench,rep,setting,knob,poll_ns,path,p50,p90,p99,max,mean,halt_exits,halt_successful_poll,halt_poll_wait,halt_poll_wait_ns,resent,seconds,cpu_busy_s,pkg_w,core_w,c01_pct,poll_usage,poll_time_us,halt_poll_time_ns,umwaits,wakes"
 		for r in 1 2 3; do
 			echo "kvm,$r,tpause:0,0,1000000,ipi,$((1000 + r * 10)),1100,1200,1300,,1000,990,0,0,0,2.0,2.0,$((100 + r)),50,NA,,,2000000"
 			echo "kvm,$r,tpause:20000,20000,1000000,ipi,$((1050 + r * 10)),1100,1200,1300,,1000,990,4000,900000,0,2.0,1.5,$((80 + r)),40,NA,,,$((900000 + r * 50000))"
 			echo "kvm,$r,poll:0,0,0,ipi,$((5000 + r)),6000,7000,8000,,1000,0,0,0,0,2.0,0.5,$((60 + r)),30,NA,,,0"
 			echo "kvm,$r,tpause:0,0,1000000,ipi-rr,,,,,$((2000 + r * 100)),,,,,,1.0,2.0,NA,NA,NA,,,"
 			echo "kvm,$r,tpause:20000,20000,1000000,ipi-rr,,,,,$((2100 + r * 100)),,,,,,1.0,1.5,NA,NA,NA,,,"
+			echo "poll_idle,$r,poll_idle:0,0,,pingpong,2200,2210,2220,2300,,,,,,,1.0,1.0,NA,NA,NA,1100,900,,0,1100"
+			echo "poll_idle,$r,poll_idle:20000,20000,,pingpong,2200,2210,2220,2300,,,,,,,1.0,1.0,NA,NA,NA,1100,900,,$((2200 + r * 10)),1100"
 		done
 	} >"$t/known.csv"
 	BENCH_OUT=$t report "$t/known.csv" >"$t/report.out" 2>&1 || cat "$t/report.out"
@@ -193,6 +199,8 @@ selftest() {
 	check "report: the latency plot" "$(head -c 4 "$t/known-latency.png" 2>/dev/null | tail -c 3)" PNG
 	got=$(awk '$2 == "tpause:20000" && $3 == "ipi" { print $15 } $2 == "tpause:0" && $3 == "ipi" { print $15 } $2 == "poll:0" { print $15 }' "$t/known.txt" 2>/dev/null | tr '\n' ' ')
 	check "report: the wait share, 0 % at knob 0, 90 % at 20000 (median of 900000 ns over 0.95, 1 and 1.05 ms of polling), none without polling" "$got" "0.0 90.0 NA "
+	got=$(awk '$3 == "pingpong" { print $2, $16 }' "$t/known.txt" 2>/dev/null | tr '\n' ' ')
+	check "report: poll_idle's UMWAITs per wakeup, the median of 2210, 2220 and 2230 per 1100" "$got" "poll_idle:0 0.00 poll_idle:20000 2.02 "
 	check "report: the wait-share plot" "$(head -c 4 "$t/known-wait.png" 2>/dev/null | tail -c 3)" PNG
 	record bench-test "$pass" "$fail" 0
 	[ "$fail" = 0 ] || die "$fail bench test(s) failed"

@@ -265,6 +265,8 @@ boot() {
 	# Whatever ends this script (a die, a signal) ends Bochs too.
 	BX_PID=$pid
 	trap 'kill "${BX_PID:-}" 2>/dev/null || true' EXIT
+	# bash runs no EXIT trap on a signal it does not trap.
+	trap 'exit 143' INT TERM
 	while kill -0 "$pid" 2>/dev/null; do
 		resets=$(grep -c 'bx_pc_system_c::Reset(' "$log" 2>/dev/null || true)
 		if [ "${resets:-0}" -ge 2 ]; then

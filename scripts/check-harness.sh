@@ -308,6 +308,12 @@ case_ "a KTAP parser that dies" "counting with .*ktap.sh counts .* failed \(exit
 case_ "TESTS that matches nothing" "TESTS='no-such-test' matches no selftest or check" "
 	stage() { BACKENDS=qemu VM_MODES=check TESTS=no-such-test scripts/vm.sh check; }"
 
+# Bad values of make variables are refused before any build (vars.sh).
+case_ "a make variable with a bad value" "DRY_RUN='0': 1 for a dry run, or unset" "
+	stage() { make -s DRY_RUN=0 vm; }"
+case_ "a TESTS that is not a regular expression" "TESTS='a\(' is not a valid extended regular expression" "
+	stage() { make -s TESTS='a(' vm; }"
+
 # The demo's facts are what demo-check asserts on: a demo that reports the
 # cpuidle knob taken where the guest has no WAITPKG fails it, by name.
 case_ "a demo fact that is wrong" "not shown on qemu: umwait.poll_wait_ns given at boot ignored \\(fact cpuidle_knob is '20000'" "

@@ -19,6 +19,7 @@
 # or if the summary finds a suite missing (SUMMARY_REQUIRE).
 SUITE=
 . "$(dirname "$0")/lib.sh"
+stop_all_on_signal
 S=$HARNESS/scripts
 
 # stage SCRIPT ARGS...: run one stage, showing it first with V=1.

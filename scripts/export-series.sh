@@ -62,6 +62,10 @@ export_posting() {
 		case $f in */0000-cover-letter.patch) continue ;; esac
 		if [ -n "$scope" ] && ! git apply --numstat "$f" | cut -f3 | grep -qvE "$scope"; then
 			r=$scoped
+			# "NAME: File PATH: Cc: x": also to x where the patch touches PATH.
+			while read -r path cc; do
+				! git apply --numstat "$f" | cut -f3 | grep -qxF "$path" || r+=$'\n'"$cc"
+			done < <(sed -n -E "s/^$name: File ([^:]+): ((To|Cc): .*)/\1 \2/p" "$HARNESS/config/recipients")
 		elif [ -n "$scope" ]; then
 			r=$(recipients "$f")
 			all+=$(sed 's/^To: /Cc: /' <<<"$r" | grep -v '<' || true)$'\n'

@@ -26,6 +26,10 @@ for posting in $POSTINGS; do
 	grep -qxF "$posting/0000-cover-letter.patch" <<<"$listed" || bad "$posting has no cover letter"
 	! grep -qE '\*\*\* (SUBJECT|BLURB) HERE \*\*\*' "$PATCHES/$posting/0000-cover-letter.patch" 2>/dev/null ||
 		bad "$posting/0000-cover-letter.patch has no subject or text of its own (*** ... HERE ***)"
+	# Short cover letters, headers included: 6 KB for KVM, 5 KB for cpuidle.
+	case $posting in kvm) limit=6144 ;; *) limit=5120 ;; esac
+	size=$(wc -c <"$PATCHES/$posting/0000-cover-letter.patch" 2>/dev/null || echo 0)
+	[ "$size" -le $limit ] || bad "$posting/0000-cover-letter.patch is $size bytes, over $limit"
 done
 [ "$(echo "$listed" | sort | uniq -d)" = "" ] || bad "a series lists a patch twice"
 say "series: $(echo "$listed" | grep -c . || true) file(s) listed in $(wc -w <<<"$POSTINGS") postings"

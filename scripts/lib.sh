@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 # Shared helpers for the harness stages.  Sourced, never executed.
 
-set -euo pipefail
+set -Eeuo pipefail
 
 HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=${WORK:-$HARNESS/work}
@@ -83,6 +83,14 @@ err_trap() {
 	trap 'die "unexpected error (status $?) at ${BASH_SOURCE[0]##*/}:$LINENO: $BASH_COMMAND"' ERR
 }
 err_trap
+
+# stop_all_on_signal: Ctrl-C or a kill stops everything this stage started.
+# A non-interactive bash starts background jobs (the parallel boots) with
+# SIGINT ignored, so send the whole process group SIGTERM instead, which
+# they do not ignore; bochs.sh then stops its emulator (review H6).
+stop_all_on_signal() {
+	trap 'trap - INT TERM; kill -TERM 0 2>/dev/null; exit 130' INT TERM
+}
 
 # show LOG CMD...: with V=1, the command and where its output goes.
 show() {

@@ -29,6 +29,7 @@
 VM_SUITE=${VM_SUITE:-vm}
 SUITE=$VM_SUITE
 . "$(dirname "$0")/lib.sh"
+stop_all_on_signal
 
 mode=${1:-check}
 BUILD=${BUILD:-$WORK/build-vm}

@@ -570,6 +570,14 @@ static void restore_knobs(void)
 	ttwu_queue_cleared = false;
 }
 
+/* Ctrl-C or a kill: the knobs as they were, then the default action. */
+static void restore_and_die(int sig)
+{
+	restore_knobs();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /*
  * host: have wakeups enqueue the task from the waker's CPU, without an IPI, if
  * the scheduler's features can be written; true if they were changed.
@@ -730,7 +738,11 @@ static void run_wakes(enum wake_path path, unsigned long knob, struct wake_resul
 	}
 	r->n += n;
 
-	r->exits += vcpu_get_stat(halter.vcpu, halt_exits);
+	/*
+	 * signal: the vCPU halts once per VM and polls on each KVM_RUN that
+	 * follows a signal; count the polls against those entries.
+	 */
+	r->exits += path == SIGNAL ? READ_ONCE(w.returned) : vcpu_get_stat(halter.vcpu, halt_exits);
 	r->attempted += vcpu_get_stat(halter.vcpu, halt_attempted_poll);
 	r->successful += vcpu_get_stat(halter.vcpu, halt_successful_poll);
 	r->waits += vcpu_get_stat(halter.vcpu, halt_poll_wait);
@@ -794,6 +806,9 @@ static u64 late_wakes(const struct wake_result *r, u64 p50)
 	return late;
 }
 
+/* What the polls are counted against: halts, or signal's KVM_RUN entries. */
+#define HALTS(path)	((path) == SIGNAL ? "KVM_RUN entries" : "halts")
+
 /*
  * Most halts must be polled, or there is nothing to measure.  For a wake
  * event, most must also end in the poll (nested TCG polls less); the host
@@ -832,8 +847,8 @@ static void test_path(enum wake_path path, bool waitpkg)
 	if (waitpkg)
 		finish_wakes(path, wait_ns, &rn);
 	ksft_test_result(polled(path, &r0, 1) && !r0.waits && r0.resent <= MAX_RESENT,
-			 "%s: %lu of %lu halts polled, %lu woken while polling, at halt_poll_tpause_ns=0 (%lu sent again)\n",
-			 name, r0.attempted, r0.exits, r0.successful, r0.resent);
+			 "%s: %lu of %lu %s polled, %lu woken while polling, at halt_poll_tpause_ns=0 (%lu sent again)\n",
+			 name, r0.attempted, r0.exits, HALTS(path), r0.successful, r0.resent);
 
 	if (!waitpkg) {
 		ksft_test_result_skip("%s: the wait in halt polling needs a host with WAITPKG\n",
@@ -895,8 +910,8 @@ static void measure_path(enum wake_path path, unsigned long knob)
 	else if (poll_ns)
 		ksft_test_result(polled(path, &r, 1) && r.resent <= MAX_RESENT &&
 				 (!knob || r.waits),
-				 "%s: %lu of %lu halts polled, %lu woken while polling, %lu waits, at halt_poll_tpause_ns=%lu\n",
-				 name, r.attempted, r.exits, r.successful, r.waits, knob);
+				 "%s: %lu of %lu %s polled, %lu woken while polling, %lu waits, at halt_poll_tpause_ns=%lu\n",
+				 name, r.attempted, r.exits, HALTS(path), r.successful, r.waits, knob);
 	else
 		ksft_test_result(!r.attempted && r.resent <= MAX_RESENT,
 				 "%s: no halt polled with a halt-poll limit of 0 (%lu attempted)\n",
@@ -986,6 +1001,8 @@ int main(int argc, char *argv[])
 	TEST_REQUIRE(paths);
 	ksft_set_plan(__builtin_popcount(paths) * (single ? 1 : 2));
 	atexit(restore_knobs);
+	signal(SIGINT, restore_and_die);
+	signal(SIGTERM, restore_and_die);
 	if (paths & (1u << HOST | 1u << LAZY)) {
 		ttwu_queue_cleared = clear_ttwu_queue();
 		ksft_print_msg("host: wakeups enqueue without an IPI (NO_TTWU_QUEUE): %s\n",
