@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 # Shared helpers for the harness stages.  Sourced, never executed.
 
-set -Eeuo pipefail
+set -euo pipefail
 
 HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=${WORK:-$HARNESS/work}
