@@ -31,10 +31,12 @@ stage() {
 # The stages up to a built tree: deps, then tree and hygiene (or tree
 # alone, WHAT=tree) with the backends built alongside: those use one core,
 # a cold Bochs build the other.  Bochs' own make runs -j$JOBS, outside any
-# jobserver.
+# jobserver.  Returns 2 if there is no tree to build (deps or tree failed),
+# 1 if only hygiene or a backend's build did: the build and the tests can
+# still run.
 prepare() {
 	local what=${1:-hygiene} st=0 pid='' b
-	stage "$S/deps.sh" || return 1
+	stage "$S/deps.sh" || return 2
 	(
 		export MAKEFLAGS=
 		for b in $BACKENDS; do
@@ -43,10 +45,20 @@ prepare() {
 		done
 	) &
 	pid=$!
-	stage "$S/tree.sh" || st=1
-	[ "$st" = 1 ] || [ "$what" != hygiene ] || stage "$S/hygiene.sh" || st=1
-	[ -z "$pid" ] || wait "$pid" || st=1
+	stage "$S/tree.sh" || st=2
+	[ "$st" = 2 ] || [ "$what" != hygiene ] || stage "$S/hygiene.sh" || st=1
+	if [ -n "$pid" ] && ! wait "$pid" && [ "$st" = 0 ]; then
+		st=1
+	fi
 	return "$st"
+}
+
+# not_run WHY STAGES...: say which stages cannot run, and why; the summary
+# then reports their suites as not run, and fails.
+not_run() {
+	local why=$1
+	shift
+	say "not run: $* ($why)"
 }
 
 # summary SUITES...: the summary, which fails if one of SUITES is missing.
@@ -57,25 +69,35 @@ summary() {
 mode=${1:-}
 case $mode in
 check)
-	prepare || exit 1
-	stage "$S/build.sh" || exit 1
+	# Every stage that can still run runs after a red one; one whose
+	# inputs are missing is reported as not run, and the summary lists it
+	# and every red suite and test.
 	rm -f "$RESULTS"/*.count
 	st=0
-	stage "$S/bench.sh" test || st=1
-	# The demo runs alongside the VM stage: a Bochs boot is one host
-	# thread, and its time is emulated, so the demo's boot and the check's
-	# share the host's cores without changing what any of them measures.
-	stage "$S/vm.sh" check &
-	vm=$!
-	stage "$S/demo-check.sh" || st=1
-	wait "$vm" || st=1
-	req="bench-test"
+	prepare || st=$?
+	req="hygiene bench-test"
 	for b in $BACKENDS; do req+=" vm-$b vm-$b-kunit demo-$b"; done
+	if [ "$st" = 2 ]; then
+		not_run "no tree" hygiene build bench vm demo
+	elif ! stage "$S/build.sh"; then
+		st=1
+		not_run "the build failed" bench vm demo
+	else
+		stage "$S/bench.sh" test || st=1
+		# The demo runs alongside the VM stage: a Bochs boot is one host
+		# thread, and its time is emulated, so the demo's boot and the
+		# check's share the host's cores without changing what any of
+		# them measures.
+		stage "$S/vm.sh" check &
+		vm=$!
+		stage "$S/demo-check.sh" || st=1
+		wait "$vm" || st=1
+	fi
 	summary "$req" || st=1
-	exit "$st"
+	[ "$st" = 0 ] || exit 1
 	;;
 run)
-	prepare tree || exit 1
+	prepare tree || [ $? = 1 ] || exit 1
 	stage "$S/build.sh" kernel || exit 1
 	stage "$S/build.sh" selftests || exit 1
 	stage "$S/vm.sh" run
@@ -87,12 +109,16 @@ run)
 	done
 	;;
 quick)
-	stage "$S/build.sh" || exit 1
 	rm -f "$RESULTS"/*.count
 	st=0
-	stage "$S/vm.sh" check || st=1
 	req=
 	for b in $BACKENDS; do req+=" vm-$b vm-$b-kunit"; done
+	if stage "$S/build.sh"; then
+		stage "$S/vm.sh" check || st=1
+	else
+		st=1
+		not_run "the build failed" vm
+	fi
 	summary "$req" || st=1
 	exit "$st"
 	;;
@@ -105,17 +131,24 @@ quick)
 	rm -f "$RESULTS"/*.count "$top"/6.12-*.count
 	mkdir -p "$RESULTS"
 	st=0
-	stage "$S/deps.sh" && stage "$S/tree.sh" && stage "$S/hygiene.sh" ||
-		{ st=1; record tree-hygiene 0 1 0; }
-	if [ "$st" = 0 ]; then
-		BACKENDS=$b612 stage "$S/build.sh" kernel &&
-			BACKENDS=$b612 stage "$S/build.sh" selftests &&
+	if ! stage "$S/deps.sh" || ! stage "$S/tree.sh"; then
+		st=1
+		record tree 0 1 0
+		not_run "no 6.12 tree" hygiene build vm
+	else
+		stage "$S/hygiene.sh" || st=1
+		if BACKENDS=$b612 stage "$S/build.sh" kernel &&
+			BACKENDS=$b612 stage "$S/build.sh" selftests; then
 			BACKENDS=$b612 stage "$S/vm.sh" check || st=1
+		else
+			st=1
+			not_run "the build failed" vm
+		fi
 	fi
 	for f in "$RESULTS"/*.count; do
 		[ ! -e "$f" ] || cp "$f" "$top/6.12-$(basename "$f")"
 	done
-	req=
+	req=hygiene
 	for b in $b612; do req+=" vm-$b vm-$b-kunit"; done
 	summary "$req" || st=1
 	exit "$st"

@@ -166,11 +166,12 @@ awk -v mhz="$BOCHS_TSC_MHZ" '
 		}
 	}' "$OUT/count.raw" | tee "$OUT/count.txt"
 # The wakeup latency of host tasks woken on the polling CPU, and of
-# signals (halt_poll_bench -w 20000 -P signal,host,lazy), in ns.
+# signals and PV kicks (halt_poll_bench -w 20000 -P signal,kick,host,lazy), in ns.
 {
 	echo
-	echo "halt_poll_bench: wakeup latency (ns) of a signal, of a SCHED_IDLE host task (host) and of a"
-	echo "SCHED_OTHER one (lazy, preempting the vCPU thread lazily) woken on the polling CPU:"
+	echo "halt_poll_bench: wakeup latency (ns) of a signal, of a PV kick (KVM_HC_KICK_CPU to a vCPU"
+	echo "halted with IRQs off), of a SCHED_IDLE host task (host) and of a SCHED_OTHER one (lazy,"
+	echo "preempting the vCPU thread lazily) woken on the polling CPU:"
 	printf '%-9s %-7s %6s %6s %6s %6s %6s\n' apicv path knob p50 p90 p99 max
 	for c in apicv-on apicv-off; do
 		sed -n '/^COUNT-TASKS/,$p' "$RESULTS/count-$c-bochs.out" |

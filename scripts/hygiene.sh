@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # Stage "hygiene": the stored series is complete, well formed, regenerates
 # byte for byte from the tree, and is checkpatch --strict clean.
+SUITE=hygiene
 . "$(dirname "$0")/lib.sh"
+rm -f "$RESULTS/$SUITE.count" "$RESULTS/$SUITE.red"
 
+# Each problem, on stderr and in hygiene.red for the summary.
 errors=0
-bad() { echo "  $*" >&2; errors=$((errors + 1)); }
+bad() { echo "  $*" >&2; echo "$*" >>"$RESULTS/$SUITE.red"; errors=$((errors + 1)); }
 
 # 1. Each posting's series and directory agree; every patch is a single
 # mbox message.
@@ -149,5 +152,6 @@ if [ "$KBASE" = upstream ]; then
 	say "debug patches apply to master and are checkpatch --strict clean"
 fi
 
-[ "$errors" = 0 ] || die "$errors series problem(s), listed above"
+[ "$errors" = 0 ] || { record hygiene 0 "$errors" 0; die "$errors series problem(s), listed above"; }
+record hygiene 1 0 0
 say "series is clean"

@@ -209,24 +209,27 @@ for b in $BACKENDS; do
 	initramfs "$b"
 	tap=$RESULTS/$SUITE.tap
 	# The boots: the backend's (VM_MODES overrides them), at once where its
-	# time is emulated, else one after the other.
+	# time is emulated, else one after the other.  Each in a subshell of
+	# its own, waited for (set -e stays in force inside): a boot that
+	# fails (a hang, a panic, an error) is named, and the other boots'
+	# results are still counted.
 	: >"$tap"
-	pids=()
+	pids=() pmodes=() bad=
 	bmodes=$modes
 	[ -n "${VM_MODES:-}" ] || [ "$mode" != check ] || bmodes=$(be_modes)
 	for m in $bmodes; do
-		if [ "$(be_parallel)" = yes ] && [ -z "${DRY_RUN:-}" ]; then
-			boot "$b" "$m" "$RESULTS/$SUITE-$m.tap" &
-			pids+=($!)
-		else
-			boot "$b" "$m" "$RESULTS/$SUITE-$m.tap"
+		boot "$b" "$m" "$RESULTS/$SUITE-$m.tap" &
+		pids+=($!) pmodes+=("$m")
+		if [ "$(be_parallel)" != yes ] || [ -n "${DRY_RUN:-}" ]; then
+			wait "$!" || bad+=" $m"
+			pids=() pmodes=()
 		fi
 	done
-	failed=0
-	for p in "${pids[@]}"; do wait "$p" || failed=$((failed + 1)); done
-	[ "$failed" = 0 ] || die "$failed of the $b boots failed (above)"
-	[ -z "${DRY_RUN:-}" ] || exit 0
-	for m in $bmodes; do cat "$RESULTS/$SUITE-$m.tap" >>"$tap"; done
+	for i in "${!pids[@]}"; do wait "${pids[$i]}" || bad+=" ${pmodes[$i]}"; done
+	[ -z "${DRY_RUN:-}" ] || { [ -z "$bad" ] || die "the $b boot(s)$bad failed (above)"; exit 0; }
+	for m in $bmodes; do
+		[[ " $bad " == *" $m "* ]] || cat "$RESULTS/$SUITE-$m.tap" >>"$tap"
+	done
 
 	# The series' KUnit suites, in the VM kernel (config/kunit.config):
 	# the guest's check boot hands over the kernel log of the built-in
@@ -239,7 +242,8 @@ for b in $BACKENDS; do
 		kp=0 kf=0 ks=0
 		for part in BOOT KVM; do
 			klog=$LOGS/$VM_SUITE-$b-kunit-${part,,}.log kjson=$RESULTS/$VM_SUITE-$b-kunit-${part,,}.json
-			sed -n "s/^KTAP-$part: //p" "$RESULTS/$SUITE-check.tap" >"$klog"
+			: >"$klog"
+			[ ! -e "$RESULTS/$SUITE-check.tap" ] || sed -n "s/^KTAP-$part: //p" "$RESULTS/$SUITE-check.tap" >"$klog"
 			rm -f "$kjson"
 			(cd "$TREE" && ./tools/testing/kunit/kunit.py parse --json="$kjson" "$klog") \
 				>"$klog.parse" 2>&1 || true
@@ -264,8 +268,10 @@ for b in $BACKENDS; do
 		grep -E '# SKIP' "$tap" | sed "s/^/  skipped on $b: /" >&2
 		fail=$((fail + skip)) skip=0
 	fi
-	record "$SUITE" "$pass" "$fail" "$skip"
+	# Each failed boot is one failure, on top of what the others counted.
+	record "$SUITE" "$pass" "$((fail + $(wc -w <<<"$bad")))" "$skip"
 	{ grep -E '^(not )?ok [0-9]+ ' "$tap" || true; } | sed 's/^/  /'
+	[ -z "$bad" ] || die "the $b boot(s)$bad failed (above)${kunit_red:+; $kunit_red}"
 	[ -z "${TESTS:-}" ] || [ "${top:-0}" != 0 ] ||
 		die "TESTS='$TESTS' matches no selftest or check of the $b guest's list" "$tap"
 	[ "${top:-0}" = "${planned:-none}" ] ||
