@@ -21,6 +21,33 @@ OUT=${BENCH_OUT:-$WORK/bench}
 KNOBS=${BENCH_KNOBS:-0 2000 5000 20000 50000}
 mkdir -p "$OUT"
 
+# meta FILE: the machine a bench ran on, one "key: value" a line: the CPU,
+# its microcode, the kernel and its command line, the cpufreq governor,
+# turbo, SMT, the kvm and kvm_intel parameters that decide the paths, and
+# IA32_UMWAIT_CONTROL as the kernel set it.
+meta() {
+	local p f
+	{
+		echo "date: $(date -u +%FT%TZ)"
+		echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)"
+		echo "family/model/stepping: $(awk -F': ' '/^cpu family/ { f = $2 } /^model[[:space:]]*:/ { m = $2 } /^stepping/ { s = $2; exit } END { print f "/" m "/" s }' /proc/cpuinfo)"
+		echo "microcode: $(sed -n 's/^microcode[[:space:]]*: //p' /proc/cpuinfo | head -n1)"
+		echo "cpus: $(nproc)"
+		echo "kernel: $(uname -r) $(uname -v)"
+		echo "cmdline: $(cat /proc/cmdline)"
+		echo "governor: $(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null || echo none)"
+		echo "intel_pstate no_turbo: $(cat /sys/devices/system/cpu/intel_pstate/no_turbo 2>/dev/null || echo n/a)"
+		echo "smt: $(cat /sys/devices/system/cpu/smt/control 2>/dev/null || echo n/a)"
+		echo "cpuidle driver: $(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)"
+		echo "umwait_control: max_time $(cat /sys/devices/system/cpu/umwait_control/max_time 2>/dev/null || echo n/a), enable_c02 $(cat /sys/devices/system/cpu/umwait_control/enable_c02 2>/dev/null || echo n/a)"
+		for p in kvm/parameters/halt_poll_ns kvm/parameters/halt_poll_tpause_ns kvm_intel/parameters/enable_apicv \
+			kvm_intel/parameters/enable_ipiv kvm_intel/parameters/posted_intr umwait/parameters/poll_wait_ns; do
+			f=/sys/module/$p
+			echo "$p: $(cat "$f" 2>/dev/null || echo n/a)"
+		done
+	} >"$1"
+}
+
 # report CSV: the summary table (stdout and CSV.txt) and the plots.
 report() {
 	local csv=$1 base=${1%.csv}
@@ -239,14 +266,25 @@ host)
 			why="a guest (the hypervisor flag): both postings refuse to wait under X86_FEATURE_HYPERVISOR"
 		die "this machine cannot wait with UMWAIT: $why; make bench-host measures on bare metal with WAITPKG"
 	fi
-	tests=$WORK/build-selftests/x86
+	# The tools: built against KTREE (make bench-host KTREE=DIR), or
+	# against this repository's tree.
+	tests=$WORK/build-selftests/x86 pingpong=$WORK/build-guest/pingpong
 	[ -d "$tests" ] || tests=$WORK/build-selftests/x86_64
+	[ -z "${KTREE:-}" ] || tests=$WORK/bench-tools/selftests/x86 pingpong=$WORK/bench-tools/guest/pingpong
 	[ -x "$tests/halt_poll_bench" ] || die "no halt_poll_bench in $tests (run 'make bench-host', which builds it)"
 	say "bench on this machine ($(uname -r)): the table comes at the end; progress on stderr"
-	PINGPONG=$WORK/build-guest/pingpong sh "$HARNESS/scripts/guest/bench" -r "${BENCH_REPS:-3}" \
-		-k "$KNOBS" -c "${BENCH_POLL_WAIT_NS:-20000}" -t "$tests" >"$csv-host.csv" ||
-		die "the bench measured nothing, or not everything (rows so far: $csv-host.csv)"
-	report "$csv-host.csv"
+	# What a reader of the numbers needs to know of the machine, saved
+	# beside them; the notes (the compare step's goal lines among them) in
+	# $csv-host.log.
+	meta "$csv-host.meta"
+	rc=0
+	PINGPONG=$pingpong sh "$HARNESS/scripts/guest/bench" -r "${BENCH_REPS:-3}" \
+		-k "$KNOBS" -c "${BENCH_POLL_WAIT_NS:-20000}" -t "$tests" >"$csv-host.csv" \
+		2> >(tee "$csv-host.log" >&2) || rc=$?
+	# The table of what was measured, even when a run measured nothing.
+	[ "$(wc -l <"$csv-host.csv")" -le 1 ] || report "$csv-host.csv"
+	[ "$rc" = 0 ] || die "the bench measured nothing, or not everything (rows: $csv-host.csv, notes: $csv-host.log)"
+	say "saved: $csv-host.csv, its table, $csv-host.log and $csv-host.meta"
 	;;
 vm)
 	b=${BENCH_BACKEND:-bochs}

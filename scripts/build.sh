@@ -21,10 +21,40 @@ fi
 SELFTESTS_OUT=${SELFTESTS_OUT:-$WORK/build-selftests}
 GUEST_OUT=${GUEST_OUT:-$WORK/build-guest}
 mk() { make -C "$TREE" O="$BUILD" -j"$JOBS" "${KMAKE_ARGS[@]}" "$@"; }
+mode=${1:-all}
+
+# "build.sh bench-tools" (make bench-host KTREE=DIR): only what the bench
+# needs, against the patched tree at KTREE, in work/bench-tools: the tree's
+# exported headers, the KVM selftests' library with halt_poll_bench, and
+# pingpong.  No Debian package, no kernel build; KTREE is only read, but
+# for the headers of a tree configured in place (its own "make headers").
+if [ "$mode" = bench-tools ]; then
+	[ -n "${KTREE:-}" ] && [ -d "$KTREE/tools/testing/selftests/kvm/x86" ] ||
+		die "KTREE='${KTREE:-}' has no tools/testing/selftests/kvm/x86: a Linux tree (6.14 or later) with the series"
+	grep -rqs halt_poll_tpause_ns "$KTREE/arch/x86/kvm" ||
+		die "KTREE=$KTREE has no halt_poll_tpause_ns: apply patches/upstream/kvm to it first"
+	out=$WORK/bench-tools
+	rm -rf "${out:?}/usr"
+	mkdir -p "$out/selftests" "$out/guest" "$out/kbuild"
+	# A source tree built in place cannot take O=.
+	if [ -f "$KTREE/.config" ]; then
+		run "$LOGS/bench-tools-headers.log" make -C "$KTREE" headers_install INSTALL_HDR_PATH="$out/usr"
+	else
+		run "$LOGS/bench-tools-headers.log" make -C "$KTREE" O="$out/kbuild" headers_install \
+			INSTALL_HDR_PATH="$out/usr"
+	fi
+	run "$LOGS/bench-tools-selftests.log" make -C "$KTREE/tools/testing/selftests/kvm" -j"$JOBS" \
+		OUTPUT="$out/selftests" KHDR_INCLUDES="-isystem $out/usr/include" \
+		VPATH="$HARNESS/scripts/guest/kvm" TEST_GEN_PROGS_EXTENDED_x86=x86/halt_poll_bench \
+		"$out/selftests/x86/halt_poll_bench"
+	run "$LOGS/bench-tools-pingpong.log" gcc -O2 -Wall -Wextra -Werror \
+		-o "$out/guest/pingpong" "$HARNESS/scripts/guest/pingpong.c"
+	say "built halt_poll_bench and pingpong against $KTREE in $out"
+	exit 0
+fi
 
 [ -f "$TREE/Makefile" ] || die "no kernel tree at $TREE (run 'make tree')"
 mkdir -p "$BUILD"
-mode=${1:-all}
 if [ "$mode" != selftests ]; then
 
 # Configure: tinyconfig plus the fragment, then check every option survived.

@@ -253,7 +253,7 @@ bench_fake() {
 	cat <<-'EOF'
 	fake=/tmp/bench-fake.$$
 	mkdir -p $fake/sys/module/kvm/parameters $fake/t
-	printf '#!/bin/sh\nfor p in ipi msi; do echo "# result path=$p knob=$(cat $fake/sys/module/kvm/parameters/halt_poll_tpause_ns) poll_ns=1000000 p50=1000 p90=1100 p99=1200 max=1300 halt_exits=1000 halt_attempted_poll=1000 halt_successful_poll=${SUCC:-990} halt_poll_wait=${WAITS:-4000} halt_poll_wait_ns=900000 resent=0"; done\n' >$fake/t/halt_poll_bench
+	printf '#!/bin/sh\nfor p in ipi msi; do echo "# result path=$p knob=$(cat $fake/sys/module/kvm/parameters/halt_poll_tpause_ns) poll_ns=1000000 p50=1000 p90=1100 p99=1200 max=1300 halt_exits=1000 halt_attempted_poll=1000 halt_successful_poll=${SUCC:-990} halt_poll_wait=${WAITS:-4000} halt_poll_wait_ns=900000 resent=0 apicv=Y ipiv=N tsc_moved=${TSCM:-0}"; done\n' >$fake/t/halt_poll_bench
 	sed -i "s|\$fake|$fake|g" $fake/t/halt_poll_bench
 	chmod +x $fake/t/halt_poll_bench
 	bench() { BENCH_SYSFS=$fake/sys POWERCAP=$fake/none sh scripts/guest/bench -r 1 -k "0 20000" -t $fake/t; }
@@ -267,6 +267,10 @@ case_ "a bench whose knob writes are refused" "halt_poll_tpause_ns refuses non-z
 case_ "a bench whose halts were not polled" "tpause:20000 ipi: 0 of 1000 halts woken while polling" "
 	$(bench_fake)
 	stage() { echo 0 >\$fake/sys/module/kvm/parameters/halt_poll_tpause_ns; SUCC=0 bench; }"
+
+case_ "a bench whose TSC offset moved" "tpause:[0-9]+ (ipi|msi): the TSC offset moved, no latency was measured" "
+	$(bench_fake)
+	stage() { echo 0 >\$fake/sys/module/kvm/parameters/halt_poll_tpause_ns; TSCM=1 bench; }"
 
 case_ "a bench whose knob made no wait" "tpause:20000 msi: 1000 polls, 0 waits" "
 	$(bench_fake)
