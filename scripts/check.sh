@@ -174,7 +174,9 @@ debug)
 			stage "$S/vm.sh" check || st=1
 		BACKENDS=$b LOAD_S=$load_s stage "$S/vm.sh" load || st=1
 	done
-	SUMMARY_GLOB='debug*' summary || st=1
+	req=
+	for b in ${DEBUG_BACKENDS:-qemu bochs}; do req+=" debug-$b debug-load-$b"; done
+	SUMMARY_GLOB='debug*' summary "$req" || st=1
 	exit "$st"
 	;;
 *)

@@ -10,6 +10,7 @@
 #   splice_cover (lib.sh)             its cover-letter splice
 #   dead_links (lib.sh)               the Markdown link check of lint.sh
 #   guest/can_wait                    the "can wait" predicate, on cpuinfo samples
+#   guest/bench                       its result lines to CSV columns
 # Needs nothing built: seconds, in "make lint" and so in CI.
 SUITE=parsers
 . "$(dirname "$0")/lib.sh"
@@ -55,6 +56,16 @@ golden "Markdown link check" "$T/links/dead.expected" \
 golden "can-wait predicate: Bochs SPR, KVM guest with WAITPKG, TCG, monitor bug, bare metal" \
 	"$T/cpuinfo/can_wait.expected" bash -c 'cd "$1" && for f in bochs-sapphire-rapids kvm-guest-waitpkg qemu-tcg monitor-bug bare-metal-waitpkg; do echo "$f $(sh "$2" "$f")"; done' _ \
 	"$T/cpuinfo" "$HARNESS/scripts/guest/can_wait"
+# guest/bench's "# result" line to CSV row: each field in its column (the
+# columns that do not depend on time or the machine).
+golden "bench: result lines to CSV columns" "$T/bench/csv.expected" bash -c '
+	mkdir -p "$1/sys/module/kvm/parameters" "$1/t" && cp "$2/halt_poll_bench" "$1/t/" &&
+	echo 0 >"$1/sys/module/kvm/parameters/halt_poll_tpause_ns" &&
+	BENCH_SYSFS=$1/sys POWERCAP=$1/none COMPARE=0 RR_S=0 sh "$3" -r 1 -k "0 20000" -t "$1/t" 2>/dev/null |
+	awk -F, "NR == 1 { for (i = 1; i <= NF; i++) c[\$i] = i }
+		{ n = split(\"bench setting knob poll_ns path p50 p90 p99 max halt_exits halt_successful_poll halt_poll_wait halt_poll_wait_ns resent halt_poll_time_ns apicv ipiv tsc_moved\", f, \" \")
+		  for (i = 1; i <= n; i++) printf \"%s%s\", \$c[f[i]], i < n ? \",\" : \"\\n\" }"' _ \
+	"$tmp/bench" "$T/bench" "$HARNESS/scripts/guest/bench"
 golden "cover-letter splice" "$T/series/cover.expected" \
 	bash -c '. "$1/scripts/lib.sh"; cp "$3" "$4"; splice_cover "$2" "$4"; cat "$4"' _ \
 	"$HARNESS" "$T/series/cover-stored" "$T/series/cover-new" "$tmp/cover"
