@@ -29,9 +29,11 @@ meta() {
 	local p f
 	{
 		echo "date: $(date -u +%FT%TZ)"
-		echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)"
+		# awk stops reading at the first match: no reader that exits
+		# early under pipefail on a machine with many CPUs.
+		echo "cpu: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 		echo "family/model/stepping: $(awk -F': ' '/^cpu family/ { f = $2 } /^model[[:space:]]*:/ { m = $2 } /^stepping/ { s = $2; exit } END { print f "/" m "/" s }' /proc/cpuinfo)"
-		echo "microcode: $(sed -n 's/^microcode[[:space:]]*: //p' /proc/cpuinfo | head -n1)"
+		echo "microcode: $(awk -F': ' '/^microcode/ { print $2; exit }' /proc/cpuinfo)"
 		echo "cpus: $(nproc)"
 		echo "kernel: $(uname -r) $(uname -v)"
 		echo "cmdline: $(cat /proc/cmdline)"

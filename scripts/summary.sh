@@ -52,7 +52,7 @@ for f in "$RESULTS"/${SUMMARY_GLOB:-*}.count; do
 	fi
 	[ -n "$what" ] || what="(the stage's output above says why)"
 	echo "red: $r" >&2
-	sed 's/^/  /' <<<"$what" | head -n 20 >&2
+	sed -n 's/^/  /; 1,20p' <<<"$what" >&2
 done
 [ -z "$notrun" ] || echo "not run:$notrun" >&2
 echo "$tp passed, $tf failed, $ts skipped"

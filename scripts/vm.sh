@@ -158,7 +158,7 @@ boot() {
 		# What ran when it hung: the selftest that started last, or the
 		# last result.
 		local at
-		at=$(grep -aE '^# selftest: |^(not )?ok [0-9]+' "$out" 2>/dev/null | tail -n1 | tr -d '\r' | cut -c1-100)
+		at=$({ grep -aE '^# selftest: |^(not )?ok [0-9]+' "$out" 2>/dev/null || true; } | tail -n1 | tr -d '\r' | cut -c1-100)
 		die "the $backend guest hung: no poweroff within ${VM_TIMEOUT}s${at:+, in or after: $at}" "$console"
 	fi
 	# A backend may name its own failures (Bochs: a lock, a disk image).
