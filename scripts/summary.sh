@@ -33,14 +33,12 @@ done
 # Every red suite, and what in it failed: the stage's own list (SUITE.red,
 # e.g. hygiene's problems), its TAP's "not ok" lines (the VM's selftests and
 # checks, subtests included), its KUnit cases, or the stage's output above.
-red=
 for f in "$RESULTS"/${SUMMARY_GLOB:-*}.count; do
 	[ -e "$f" ] || continue
 	r=$(basename "$f" .count)
 	read -r _ fl _ <"$f" 2>/dev/null || fl=1
 	[[ $fl =~ ^[0-9]+$ ]] || fl=1
 	[ "$fl" != 0 ] || continue
-	red+=" $r"
 	what=
 	if [ -s "$RESULTS/$r.red" ]; then
 		what=$(cut -c1-110 "$RESULTS/$r.red")
