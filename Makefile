@@ -20,12 +20,13 @@ export WORK
 VARS_ERR := $(shell KBASE='$(KBASE)' DRY_RUN='$(DRY_RUN)' TESTS='$(TESTS)' \
 	GUEST_TIMEOUT='$(GUEST_TIMEOUT)' VM_TIMEOUT='$(VM_TIMEOUT)' BENCH_REPS='$(BENCH_REPS)' \
 	BACKENDS='$(BACKENDS)' BENCH_BACKEND='$(BENCH_BACKEND)' BACKEND='$(BACKEND)' \
+	MODEL_PAUSE='$(MODEL_PAUSE)' MODEL_EXIT_NS='$(MODEL_EXIT_NS)' \
 	$(S)/vars.sh $(MAKECMDGOALS))
 ifneq ($(VARS_ERR),)
 $(error $(VARS_ERR))
 endif
 
-.PHONY: all help check run deps tree hygiene build bochs kunit vm shell summary series quick check-each check-harness check-parsers lint bench bench-host count \
+.PHONY: all help check run deps tree hygiene build bochs kunit vm shell summary series quick check-each check-harness check-parsers lint bench bench-host count model \
 	check-fresh check-6.12 check-matrix check-debug debug-kernel check-wide tcg-hangs clean
 
 # A bare "make" prints the help, as the kernel's does: nothing installs or
@@ -50,6 +51,7 @@ help:
 	@echo '  bench          - the bench in the VM kernel on BENCH_BACKEND (bochs; qemu with KVM on a WAITPKG host)'
 	@echo '  bench-host     - the same bench on this machine, booted with the series (as root)'
 	@echo '  count          - the halt-poll path in instructions: TSC stamps in Bochs (COUNT_SEEDS)'
+	@echo '  model          - where the wait breaks even: PAUSE cost x C0.1 exit in Bochs (MODEL_PAUSE, MODEL_EXIT_NS)'
 	@echo 'Developer workflow:'
 	@echo '  series         - export the posting branches of work/linux back to patches/$$KBASE/'
 	@echo '  quick          - rebuild and boot the tree as it is, reusing every cache'
@@ -151,6 +153,14 @@ bench: build
 # COUNT_SEEDS (default 1).
 count: build
 	@$(S)/count.sh
+
+# Where the wait breaks even against the spin (scripts/model.sh): Bochs
+# with a PAUSE cost and a C0.1 exit delay (bochs/0009), APICv on, knob 0
+# against 20000, per PAUSE cost of MODEL_PAUSE (ticks) and exit delay of
+# MODEL_EXIT_NS (ns); a table, the break-even delays and a plot in
+# work/model/.  About 40 minutes with the defaults (12 boots).
+model: build
+	@$(S)/model.sh
 
 # KTREE=DIR: a patched tree of your own; only the bench's tools are built
 # against it (work/bench-tools), nothing else is fetched or built.

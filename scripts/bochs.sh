@@ -11,7 +11,9 @@
 #                    ttyS0 goes to CONSOLE_LOG, ttyS1 to TAP_LOG.  Exits 0
 #                    when the guest powers off (or resets: Bochs is stopped
 #                    then, as QEMU does with -no-reboot), 124 on a timeout,
-#                    else Bochs' exit status.
+#                    else Bochs' exit status.  BOCHS_CPU_OPTS: more options
+#                    of the cpu line, "name=N, ..." (make model sets
+#                    bochs/0009's pause_ticks and umwait_exit_ticks).
 STAGE=bochs
 . "$(dirname "$0")/lib.sh"
 
@@ -163,7 +165,7 @@ make_disk() {
 	# Bochs leaves its lock file behind when it is killed (timeout, reset).
 	rm -f "$img" "$img.lock"
 	truncate -s $((sectors * 512)) "$img"
-	run "$dlog" mkfs.vfat -n HARNESS -g "${DISK_CHS[1]}/${DISK_CHS[2]}" "$img"
+	run "$dlog" mkfs.vfat -n HARNESS -i 48415253 -g "${DISK_CHS[1]}/${DISK_CHS[2]}" "$img"
 	run "$dlog" syslinux --install "$img"
 	cat >"$cfg" <<-EOF
 		SERIAL 0 115200
@@ -218,14 +220,19 @@ boot() {
 	# 200M instructions a second per CPU.  error: ignore, else each access
 	# to an MSR Bochs does not know is logged (tens of MB).  A triple fault
 	# ends Bochs instead of resetting the machine.
-	local bxrc=$bdir/bochsrc
+	local bxrc=$bdir/bochsrc cpuopts=
+	if [ -n "${BOCHS_CPU_OPTS:-}" ]; then
+		[[ $BOCHS_CPU_OPTS =~ ^[a-z_]+=[0-9]+(,\ ?[a-z_]+=[0-9]+)*$ ]] ||
+			die "BOCHS_CPU_OPTS='$BOCHS_CPU_OPTS': want 'name=N, name=N'"
+		cpuopts=", $BOCHS_CPU_OPTS"
+	fi
 	[ -z "$dry" ] || bxrc=/dev/stdout
 	[ -z "$dry" ] || say "$bdir/bochsrc:"
 	cat >"$bxrc" <<-EOF
 		display_library: nogui
 		config_interface: textconfig
 		memory: guest=2048, host=2048
-		cpu: model=sapphire_rapids, count=2, ips=200000000, reset_on_triple_fault=0
+		cpu: model=sapphire_rapids, count=2, ips=200000000, reset_on_triple_fault=0$cpuopts
 		clock: sync=none, time0=local
 		romimage: file=$BOCHS_BIOS
 		vgaromimage: file=$BOCHS_VGABIOS

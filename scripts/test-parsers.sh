@@ -11,6 +11,8 @@
 #   dead_links (lib.sh)               the Markdown link check of lint.sh
 #   guest/can_wait                    the "can wait" predicate, on cpuinfo samples
 #   guest/bench                       its result lines to CSV columns
+#   model.sh report                   the wake test's and ping-pong's lines
+#                                     to the model's rows, means and lines
 # Needs nothing built: seconds, in "make lint" and so in CI.
 SUITE=parsers
 . "$(dirname "$0")/lib.sh"
@@ -56,6 +58,14 @@ golden "Markdown link check" "$T/links/dead.expected" \
 golden "can-wait predicate: Bochs SPR, KVM guest with WAITPKG, TCG, monitor bug, bare metal" \
 	"$T/cpuinfo/can_wait.expected" bash -c 'cd "$1" && for f in bochs-sapphire-rapids kvm-guest-waitpkg qemu-tcg monitor-bug bare-metal-waitpkg; do echo "$f $(sh "$2" "$f")"; done' _ \
 	"$T/cpuinfo" "$HARNESS/scripts/guest/can_wait"
+# model.sh's report: "ok"/"not ok" lines of each seed (CRLF too), a path
+# missing at one knob, the ping-pong's rows; the least-squares break-even.
+golden "model report: rows, means over seeds, break-even lines" "$T/model/report.expected" \
+	bash -c 'WORK=$(mktemp -d) && trap "rm -rf \$WORK" EXIT && WORK=$WORK RESULTS=$1 MODEL_PAUSE=140 MODEL_EXIT_NS="0 500" "$2/scripts/model.sh" report 2>/dev/null | grep -v "^\[model"' _ \
+	"$T/model" "$HARNESS"
+golden "model report: the CSV" "$T/model/model.csv.expected" \
+	bash -c 'WORK=$(mktemp -d) && trap "rm -rf \$WORK" EXIT && WORK=$WORK RESULTS=$1 MODEL_PAUSE=140 MODEL_EXIT_NS="0 500" "$2/scripts/model.sh" report >/dev/null 2>&1 && cat "$WORK/model/model.csv"' _ \
+	"$T/model" "$HARNESS"
 # guest/bench's "# result" line to CSV row: each field in its column (the
 # columns that do not depend on time or the machine).
 golden "bench: result lines to CSV columns" "$T/bench/csv.expected" bash -c '

@@ -23,9 +23,15 @@ for b in ${BACKENDS:-}; do
 done
 case ${BENCH_BACKEND:-bochs} in qemu | bochs) ;; *) bad "BENCH_BACKEND='$BENCH_BACKEND': bochs (the default) or qemu" ;; esac
 case ${BACKEND:-qemu} in qemu | bochs) ;; *) bad "BACKEND='$BACKEND': qemu (the default) or bochs" ;; esac
+for v in ${MODEL_PAUSE:-}; do
+	[[ "$v" =~ ^[1-9][0-9]*$ ]] || bad "MODEL_PAUSE='$MODEL_PAUSE': PAUSE costs in ticks, each at least 1"
+done
+for v in ${MODEL_EXIT_NS:-}; do
+	[[ "$v" =~ ^[0-9]+$ ]] || bad "MODEL_EXIT_NS='$MODEL_EXIT_NS': C0.1 exit delays in ns"
+done
 if [ "${KBASE:-}" = 6.12 ]; then
 	for g; do
-		case $g in run | bench | bench-host | count)
+		case $g in run | bench | bench-host | count | model)
 			bad "KBASE=6.12 make $g: the $g target runs on the upstream base only" ;;
 		esac
 	done

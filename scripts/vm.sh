@@ -10,6 +10,8 @@
 #                 per backend; its output in results/VM_SUITE-BACKEND.out
 #   vm.sh count   halt_poll_wake_test per seed of harness.count, and the
 #                 kernel's kvm-stamps lines (scripts/count.sh), the same way
+#   vm.sh model   halt_poll_wake_test per seed of harness.model, and the
+#                 poll_idle ping-pong (scripts/model.sh), the same way
 #   vm.sh shell   a busybox shell in the guest of the first of BACKENDS, on
 #                 this terminal ("make shell BACKEND=qemu|bochs")
 # TESTS: an extended regular expression; only the selftests and guest
@@ -69,7 +71,7 @@ initramfs() {
 		cp "$GUEST_OUT/$t" "$root/harness/$t"
 	done
 	# The bench's tool, for "make bench" and the demo's subset of it.
-	if [ "$mode" = bench ] || [ "$mode" = count ] || { [ "$mode" = run ] && [ "$(be_demo)" = timer ]; }; then
+	if [ "$mode" = bench ] || [ "$mode" = count ] || [ "$mode" = model ] || { [ "$mode" = run ] && [ "$(be_demo)" = timer ]; }; then
 		[ -x "$SELFTESTS_OUT/x86/halt_poll_bench" ] ||
 			die "$SELFTESTS_OUT/x86/halt_poll_bench was not built (run 'make build' on the upstream base)"
 		mkdir -p "$root/selftests/x86"
@@ -88,7 +90,10 @@ initramfs() {
 	done < <(cat "$root/harness/tests" "$root/harness/tests-apicv-off"; kvm_selftests "$HARNESS/config/demo.list")
 	# The demo names the x86 tests by their 6.12 directory.
 	[ -e "$root/selftests/x86_64" ] || ln -s x86 "$root/selftests/x86_64"
-	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd"
+	# The same files make the same bytes (no dates, inode numbers or
+	# order of the directory): two boots start from the same initramfs.
+	(cd "$root" && find . -exec touch -h -d @0 {} + && find . | LC_ALL=C sort |
+		cpio -o -H newc --quiet --reproducible | gzip -1 -n) >"$initrd"
 	say "initramfs for $1: $(du -h "$initrd" | cut -f1), $(wc -l <"$root/harness/tests") selftest(s) from $(basename "$list")"
 	rm -rf "$root"
 }
@@ -187,7 +192,7 @@ if [ "$mode" = shell ]; then
 	exit 0
 fi
 
-if [ "$mode" = run ] || [ "$mode" = bench ] || [ "$mode" = count ]; then
+if [ "$mode" = run ] || [ "$mode" = bench ] || [ "$mode" = count ] || [ "$mode" = model ]; then
 	for b in $BACKENDS; do
 		load_backend "$b"
 		initramfs "$b"
