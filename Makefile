@@ -158,7 +158,7 @@ count: build
 # with a PAUSE cost and a C0.1 exit delay (bochs/0009), APICv on, knob 0
 # against 20000, per PAUSE cost of MODEL_PAUSE (ticks) and exit delay of
 # MODEL_EXIT_NS (ns); a table, the break-even delays and a plot in
-# work/model/.  About 40 minutes with the defaults (12 boots).
+# work/model/.  About 25 minutes with the defaults (15 boots of ten seeds).
 model: build
 	@$(S)/model.sh
 

@@ -17,7 +17,8 @@
 # the least-squares line through them, and the break-even exit delay,
 # where that line crosses 0; plots the differences against the exit
 # delay, a line per PAUSE cost and path.  Results in work/model/:
-# model.csv (a row per boot, seed and path), model.txt, model.png.
+# model.csv (a row per boot, seed and path), model.txt, model.png and
+# model-zoom.png (exit delays up to 250 ns).
 #   model.sh          measure, then report
 #   model.sh report   the table and plot of the boots already run
 # A measurement: it fails only when a boot measured nothing.
@@ -142,14 +143,36 @@ report() {
 				}
 			}' "$csv"
 		echo
-		echo "Break-even C0.1 exit delay: where the least-squares line of diff against"
-		echo "the exit delay (every run) crosses 0; the wait is no later than the spin"
-		echo "below it:"
+		echo "Break-even C0.1 exit delay, below which the wait is no later than the"
+		echo "spin: where the mean diff crosses 0 between two measured exit delays"
+		echo "(linear in between), and where the least-squares line of diff against"
+		echo "the exit delay (every run) crosses 0:"
 		awk -F, '
 			NR > 1 {
 				k = $1 SUBSEP $4
 				if (!(k in n)) order[++m] = k
 				n[k]++; sx[k] += $2; sy[k] += $7; sxx[k] += $2 * $2; sxy[k] += $2 * $7
+				e = k SUBSEP $2
+				if (!(e in en)) { ne[k]++; ex[k, ne[k]] = $2 }
+				en[e]++; es[e] += $7
+			}
+			# The first exit delay, in increasing order, where the mean diff is
+			# at least 0, interpolated from the one before.
+			function crossing(k,   i, j, t, x0, y0, x1, y1) {
+				for (i = 2; i <= ne[k]; i++)
+					for (j = i; j > 1 && ex[k, j - 1] > ex[k, j]; j--) {
+						t = ex[k, j]; ex[k, j] = ex[k, j - 1]; ex[k, j - 1] = t
+					}
+				x0 = ex[k, 1]; y0 = es[k SUBSEP x0] / en[k SUBSEP x0]
+				if (y0 >= 0)
+					return sprintf("none (%+.1f at %d)", y0, x0)
+				for (i = 2; i <= ne[k]; i++) {
+					x1 = ex[k, i]; y1 = es[k SUBSEP x1] / en[k SUBSEP x1]
+					if (y1 >= 0)
+						return sprintf("%.0f ns", x0 + (x1 - x0) * -y0 / (y1 - y0))
+					x0 = x1; y0 = y1
+				}
+				return sprintf("above %d ns", x0)
 			}
 			END {
 				for (i = 1; i <= m; i++) {
@@ -160,16 +183,17 @@ report() {
 							f[1], f[2], sy[k] / n[k], sx[k] / n[k]
 						continue
 					}
+					cr = ne[k] > 1 ? crossing(k) : "-"
 					b = (n[k] * sxy[k] - sx[k] * sy[k]) / d
 					a = (sy[k] - b * sx[k]) / n[k]
 					if (b <= 0)
-						be = "none (the difference does not grow with the exit)"
+						be = "none (no growth)"
 					else if (a >= 0)
-						be = sprintf("none: the wait is not ahead even at 0 (%+.1f ns)", a)
+						be = "none"
 					else
 						be = sprintf("%.0f ns", -a / b)
-					printf "  pause %4s %-9s diff = %+.1f %+.2f * exit_ns; break-even %s\n",
-						f[1], f[2], a, b, be
+					printf "  pause %4s %-9s crossing %-17s line %+6.1f %+.2f * exit: %s\n",
+						f[1], f[2], cr, a, b, be
 				}
 			}' "$csv"
 	} | tee "$txt"
@@ -198,8 +222,13 @@ report() {
 			set xzeroaxis lw 2
 			set output "$OUT/model.png"
 			plot ${plots[*]}
+			set title "The same, near the break-even: exit delays up to 250 ns"
+			set xrange [0:260]
+			set yrange [-80:300]
+			set output "$OUT/model-zoom.png"
+			plot ${plots[*]}
 		EOF
-		say "table: $txt; plot: $OUT/model.png"
+		say "table: $txt; plots: $OUT/model.png, $OUT/model-zoom.png"
 	else
 		say "table: $txt; no plot (gnuplot not found: install gnuplot-nox, or run 'make deps')"
 	fi
