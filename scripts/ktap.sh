@@ -7,7 +7,9 @@
 #   ktap.sh counts FILE   "PASSED FAILED SKIPPED RESULTS PLANNED": a
 #                         result with subtests counts its subtests, one
 #                         without counts itself, and a failing one whose
-#                         subtests all passed counts one failure more;
+#                         subtests all passed counts one failure more,
+#                         and a skipped one counts one skip (and its
+#                         subtests' failures), not its subtests' passes;
 #                         RESULTS the top-level results, PLANNED the sum of
 #                         the plans ("1..N"), "none" without any
 #   ktap.sh results FILE  "STATUS<tab>NAME<tab>DIRECTIVE" per top-level
@@ -36,6 +38,10 @@ counts)
 			bad = /^not ok/
 			if (sub_ok + sub_skip + sub_fail == 0) {
 				pass += !bad && !/# SKIP/; skip += !bad && /# SKIP/; fail += bad
+			} else if (!bad && /# SKIP/) {
+				# Skipped as a whole: one skip, whatever its subtests
+				# passed before it gave up (their failures still count).
+				skip++; fail += sub_fail
 			} else {
 				pass += sub_ok; skip += sub_skip; fail += sub_fail + (bad && !sub_fail)
 			}

@@ -4,7 +4,7 @@
 # TCG, on the base kernel and with the series.  Boots QEMU TCG_BOOTS times
 # (default 10) with each kernel, alternating, with TCG_LIST (default
 # config/selftests-tcg.list; on the base kernel the tests run their
-# knob-independent cases), and counts per test and kernel: passed, failed,
+# knob-independent cases), and counts per test and kernel: passed, skipped, failed,
 # timed out (killed by the guest's timeout, TCG_TIMEOUT s, default 300: a
 # hang, or a test too slow for nested TCG) and boots that did not finish.  The
 # base kernel is built as "make check-wide" builds it (work/base).  Results in
@@ -38,7 +38,8 @@ for i in $(seq "$BOOTS"); do
 			case $r in
 			"fail exit=124" | "fail exit=137" | "fail exit=143") s=hung ;;
 			fail*) s=failed ;;
-			pass* | skip*) s=passed ;;
+			pass*) s=passed ;;
+			skip*) s=skipped ;;
 			*) s=noboot ;;
 			esac
 			n[$side,$t,$s]=$((${n[$side,$t,$s]:-0} + 1))
@@ -49,11 +50,11 @@ done
 
 md=$RESULTS/tcg-hangs-$(basename "$LIST" .list).md
 {
-	echo "| test | kernel | boots | passed | failed | timed out | boot failed |"
-	echo "| --- | --- | --- | --- | --- | --- | --- |"
+	echo "| test | kernel | boots | passed | skipped | failed | timed out | boot failed |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 	while read -r t _; do
 		for side in base series; do
-			echo "| $t | $side | $BOOTS | ${n[$side,$t,passed]:-0} | ${n[$side,$t,failed]:-0} | ${n[$side,$t,hung]:-0} | ${n[$side,$t,noboot]:-0} |"
+			echo "| $t | $side | $BOOTS | ${n[$side,$t,passed]:-0} | ${n[$side,$t,skipped]:-0} | ${n[$side,$t,failed]:-0} | ${n[$side,$t,hung]:-0} | ${n[$side,$t,noboot]:-0} |"
 		done
 	done < <(kvm_selftests "$LIST")
 } >"$md"
