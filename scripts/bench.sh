@@ -260,16 +260,29 @@ demo)
 host)
 	# Up front: a machine that cannot wait measures nothing.  Both postings
 	# refuse to wait in a guest (X86_FEATURE_HYPERVISOR), so this must be
-	# bare metal with WAITPKG and without X86_BUG_MONITOR.
-	if [ "$(sh "$HARNESS/scripts/guest/can_wait" /proc/cpuinfo)" != yes ]; then
+	# bare metal with WAITPKG and without X86_BUG_MONITOR.  CPUINFO: another
+	# /proc/cpuinfo, for the harness's own tests.
+	cpuinfo=${CPUINFO:-/proc/cpuinfo}
+	if [ "$(sh "$HARNESS/scripts/guest/can_wait" "$cpuinfo")" != yes ]; then
 		why="no WAITPKG"
-		grep -qw waitpkg /proc/cpuinfo && why="the monitor bug (X86_BUG_MONITOR)"
-		grep -qw hypervisor /proc/cpuinfo &&
+		grep -qw waitpkg "$cpuinfo" && why="the monitor bug (X86_BUG_MONITOR)"
+		grep -qw hypervisor "$cpuinfo" &&
 			why="a guest (the hypervisor flag): both postings refuse to wait under X86_FEATURE_HYPERVISOR"
 		die "this machine cannot wait with UMWAIT: $why; make bench-host measures on bare metal with WAITPKG"
 	fi
-	# The tools: built against KTREE (make bench-host KTREE=DIR), or
-	# against this repository's tree.
+	# The tools, built only once the machine can measure: against KTREE
+	# (make bench-host KTREE=DIR: the headers, halt_poll_bench and the
+	# ping-pong, nothing else), or against this repository's tree (its
+	# selftests, as the QEMU backend's).
+	if [ -n "${KTREE:-}" ]; then
+		[ -d "$KTREE" ] || die "KTREE='$KTREE' is not a directory"
+		KTREE=$(cd "$KTREE" && pwd) "$HARNESS/scripts/build.sh" bench-tools
+	else
+		"$HARNESS/scripts/deps.sh"
+		"$HARNESS/scripts/tree.sh"
+		"$HARNESS/scripts/build.sh" config
+		BACKENDS=qemu "$HARNESS/scripts/build.sh" selftests
+	fi
 	tests=$WORK/build-selftests/x86 pingpong=$WORK/build-guest/pingpong
 	[ -d "$tests" ] || tests=$WORK/build-selftests/x86_64
 	[ -z "${KTREE:-}" ] || tests=$WORK/bench-tools/selftests/x86 pingpong=$WORK/bench-tools/guest/pingpong

@@ -246,6 +246,22 @@ case_ "a build error in one matrix configuration" "FAILED: 1 matrix configuratio
 case_ "a splat on the guest's console" "the qemu guest kernel reported: WARNING: .*lkdtm" "
 	stage() { HARNESS_INJECT=splat VM_MODES=cpuidle BACKENDS=qemu scripts/vm.sh check; }"
 
+# make bench-host in a KVM guest with WAITPKG refuses up front, naming the
+# hypervisor gate, before it builds or fetches anything.
+case_ "make bench-host in a guest builds nothing" "refused in a guest, nothing built" "
+	stage() {
+		local w o rc=0
+		w=\$(mktemp -d)
+		o=\$(CPUINFO=scripts/testdata/cpuinfo/kvm-guest-waitpkg WORK=\$w make -s bench-host 2>&1) || rc=\$?
+		echo \"\$o\"
+		if grep -q 'a guest (the hypervisor flag).*bench-host measures on bare metal' <<<\"\$o\" &&
+			[ -z \"\$(ls \$w | grep -vE '^(results|logs|bench)\$')\" ]; then
+			echo 'refused in a guest, nothing built'
+		fi
+		rm -rf \$w
+		return \$rc
+	}"
+
 # The bench (make bench, make bench-host) must not measure nothing in
 # silence: on a fake sysfs, with a fake halt_poll_bench, a knob that
 # refuses writes and runs whose halts were not polled must each fail it.
