@@ -19,9 +19,10 @@
 # delay, a line per PAUSE cost and path.  Results in work/model/:
 # model.csv (a row per boot, seed and path), model.txt, model.png and
 # model-zoom.png (exit delays up to 250 ns).
-#   model.sh          measure, then report
+#   model.sh          measure, then report, then check
 #   model.sh report   the table and plot of the boots already run
-# A measurement: it fails only when a boot measured nothing.
+# A measurement, with one check of the rig: it fails when a boot failed,
+# and when the exit delay did not reach the woken waits (see check()).
 SUITE=model
 . "$(dirname "$0")/lib.sh"
 stop_all_on_signal
@@ -51,7 +52,8 @@ measure() {
 	"$HARNESS/scripts/bochs.sh" build
 	BUILD=$WORK/build-prod FRAGMENT="$HARNESS/config/vm.config $HARNESS/config/prod.config" \
 		"$HARNESS/scripts/build.sh" kernel
-	local p e n=0 total pids=() names=() failed=0 i
+	local p e n=0 total pids=() names=() i
+	failed=0
 	total=$(($(wc -w <<<"$PAUSES") * $(wc -w <<<"$EXITS")))
 	say "$total boots, two at a time: PAUSE ${PAUSES// /, } ticks x C0.1 exit ${EXITS// /, } ns"
 	for p in $PAUSES; do
@@ -79,6 +81,34 @@ measure() {
 	[ "$failed" = 0 ] || say "$failed of $total boots failed; the report has the others"
 }
 
+# check: every IPI or MSI wake at 20000 ends a wait (the wake test's late
+# counts see to that), and each woken wait pays the C0.1 exit once, so the
+# p50 gap grows by the exit delay: per PAUSE cost with two exit delays or
+# more, the least-squares slope of the gap against the delay must be within
+# 0.8 and 1.2.  A delay that bochs/0009 did not apply gives 0.
+check() {
+	awk -F, '
+		NR > 1 && ($4 == "ipi" || $4 == "msi") {
+			k = $1 SUBSEP $4
+			if (!(k in n)) order[++m] = k
+			n[k]++; sx[k] += $2; sy[k] += $7; sxx[k] += $2 * $2; sxy[k] += $2 * $7
+		}
+		END {
+			for (i = 1; i <= m; i++) {
+				k = order[i]; split(k, f, SUBSEP)
+				d = n[k] * sxx[k] - sx[k] * sx[k]
+				if (d == 0) continue
+				b = (n[k] * sxy[k] - sx[k] * sy[k]) / d
+				if (b < 0.8 || b > 1.2) {
+					printf "pause %s %s: the gap grows %.2f ns per ns of exit delay, not 1\n", f[1], f[2], b
+					bad++
+				}
+			}
+			exit bad > 0
+		}' "$OUT/model.csv" >"$OUT/model.check" ||
+		die "the C0.1 exit delay did not reach the woken waits as it should: $(tr '\n' ';' <"$OUT/model.check")"
+}
+
 # The rows: pause_ticks,exit_ns,seed,path,p50_0,p50_20000,diff, from
 # each boot's halt_poll_wake_test lines ("ipi: N wakes at 0, ... p50 X",
 # "ipi: at 20000, p50 Y") per seed, and its poll_idle rows (pingpong, seed
@@ -88,8 +118,7 @@ collect() {
 	echo "pause_ticks,exit_ns,seed,path,p50_0,p50_20000,diff"
 	for p in $PAUSES; do
 		for e in $EXITS; do
-			f=$RESULTS/$(point "$p" "$e")-model-bochs.out
-			[ -f "$f" ] || f=$RESULTS/$(point "$p" "$e")-bochs.out
+			f=$RESULTS/$(point "$p" "$e")-bochs.out
 			[ -f "$f" ] || continue
 			tr -d '\r' <"$f" | awk -v p="$p" -v e="$e" '
 				function row(s, k) {
@@ -235,7 +264,12 @@ report() {
 }
 
 case ${1:-} in
-'') measure; report ;;
+'')
+	measure
+	report
+	check
+	[ "$failed" = 0 ] || die "$failed boot(s) of the model failed (their logs are named above)"
+	;;
 report) report ;;
 *) die "usage: model.sh [report]" ;;
 esac
