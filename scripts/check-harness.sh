@@ -331,6 +331,16 @@ case_ "a malformed count file" "vm-qemu: malformed count file" "
 	stage() { rm -f work/results/*.count; echo '5 0' >work/results/vm-qemu.count
 		echo '7 0 1' >work/results/vm-bochs.count; scripts/summary.sh; }"
 
+# A command that fails inside a function, outside any check: the stage
+# names the file, the line and the command (set -E, review H5), as it does
+# at the top level, instead of stopping with no word.
+case_ "a command that fails inside a function" "unexpected error \(status 1\) at export-series\.sh:[0-9]+: cp /nonexistent/harness-h5" '
+	inject() {
+		sed -i "s|^\tmkdir -p \"\\\$dir\"\$|&\n\tcp /nonexistent/harness-h5 \"\\\$dir\"|" scripts/export-series.sh &&
+			grep -q harness-h5 scripts/export-series.sh
+	}
+	stage() { scripts/export-series.sh; }'
+
 # The helper that counts the VM's KUnit results dies: a failure, not an
 # empty count that adds nothing.
 case_ "a KUnit counting helper that dies" "counting with .*kunit.sh count .* failed \(exit status 3" "

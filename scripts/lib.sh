@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 # Shared helpers for the harness stages.  Sourced, never executed.
 
-set -euo pipefail
+set -Eeuo pipefail
 
 HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=${WORK:-$HARNESS/work}
@@ -78,9 +78,15 @@ die() {
 }
 
 # A command that fails outside any check (set -e) still names itself: the
-# stage fails with its cause, not silently.
+# stage fails with its cause, not silently, inside functions too (set -E,
+# review H5).  Only the script's own process acts on it: a subshell (a
+# command or process substitution, a pipeline's part) fails as set -e has
+# it there, and its caller, seeing the status, names itself.
 err_trap() {
-	trap 'die "unexpected error (status $?) at ${BASH_SOURCE[0]##*/}:$LINENO: $BASH_COMMAND"' ERR
+	trap 'err_die $? "$LINENO" "$BASH_COMMAND"' ERR
+}
+err_die() {
+	[ "$BASHPID" != "$$" ] || die "unexpected error (status $1) at ${BASH_SOURCE[1]##*/}:$2: $3"
 }
 err_trap
 
