@@ -212,9 +212,7 @@ tcg-hangs: build
 
 # The README on a fresh system: "make check" in a fresh Debian 12 root.
 check-fresh:
-	@$(S)/deps.sh config/fresh.list
-	@rm -f $(WORK)/results/*.count
-	@$(S)/fresh.sh
+	@$(S)/check.sh fresh
 
 # The 6.12 backport (patches/6.12/), as CI runs it: tree and hygiene, the VM
 # kernel, and its boots on CHECK612_BACKENDS (default bochs): KUnit, the KVM

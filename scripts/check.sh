@@ -15,6 +15,9 @@
 #                     bochs), its counts copied in as 6.12-*
 #   check.sh debug    the debug kernel's checks and knob writes under load
 #                     on each of DEBUG_BACKENDS
+#   check.sh fresh    make run and make check in a fresh Debian 12 root:
+#                     the packages that needs (config/fresh.list), then
+#                     fresh.sh, whose counts are this run's
 # Test stages run even after one failed; the exit status is 1 if any did,
 # or if the summary finds a suite missing (SUMMARY_REQUIRE).
 SUITE=
@@ -153,6 +156,11 @@ quick)
 	summary "$req" || st=1
 	exit "$st"
 	;;
+fresh)
+	stage "$S/deps.sh" "$HARNESS/config/fresh.list" || exit 1
+	rm -f "$RESULTS"/*.count
+	stage "$S/fresh.sh"
+	;;
 debug)
 	# no5lvl: with QEMU's -cpu max (LA57), KASAN reports a
 	# wild-memory-access in rcu_is_watching() from an interrupt during
@@ -180,6 +188,6 @@ debug)
 	exit "$st"
 	;;
 *)
-	die "usage: check.sh check|run|quick|6.12|debug (the Makefile's check, run, quick, check-6.12, check-debug)"
+	die "usage: check.sh check|run|quick|6.12|debug|fresh (the Makefile's check, run, quick, check-6.12, check-debug, check-fresh)"
 	;;
 esac
