@@ -288,7 +288,8 @@ for b in $BACKENDS; do
 	[ "${top:-0}" = "${planned:-none}" ] ||
 		die "the $b guest planned ${planned:-none} tests but reported ${top:-0}" "$tap"
 	say "VM on $b: $top selftests and checks, $pass passed, $fail failed, $skip skipped (subtests counted)"
-	[ "$fail" = 0 ] || die "$fail test(s) failed in the $b VM (output: $tap)"
+	# Each cause named: a red selftest must not hide a red KUnit case.
+	[ "$fail" = 0 ] || die "$fail test(s) failed in the $b VM (output: $tap)${kunit_red:+; $kunit_red}"
 	[ -z "${kunit_red:-}" ] || die "$kunit_red"
 ) &
 # Waited for at once: one backend after the other, and set -e stays in force
