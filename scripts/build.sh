@@ -162,10 +162,13 @@ fi # mode != selftests
 say "building KVM selftests (static)"
 run "$LOGS/build-headers.log" mk headers_install INSTALL_HDR_PATH="$BUILD/usr"
 mkdir -p "$SELFTESTS_OUT"
-tests=$(kvm_selftests "${SELFTESTS_LIST:-$HARNESS/config/selftests.list}" \
-	"${SELFTESTS_LIST_BOCHS:-$HARNESS/config/selftests-bochs.list}" \
-	"$HARNESS/config/selftests-bochs-apicv-off.list" "$HARNESS/config/demo.list" |
-	awk '{print $1}' | sort -u)
+# The selftests of every boot of every backend, and the demo's.
+lists=$(for f in "$HARNESS"/scripts/backend/*.sh; do
+	load_backend "$(basename "$f" .sh)"
+	for m in $(be_modes); do be_selftests "$m"; done
+done | sort -u)
+# shellcheck disable=SC2086 # one list file a word
+tests=$(kvm_selftests $lists "$HARNESS/config/demo.list" | awk '{print $1}' | sort -u)
 # A wrapper script (NAME.sh, a TEST_PROGS entry, as nx_huge_pages_test.sh)
 # is copied next to the binary NAME that it runs.
 targets=$(for t in $tests; do echo "$SELFTESTS_OUT/${t%.sh}"; done)

@@ -174,8 +174,8 @@ debug)
 	rm -f "$RESULTS"/debug*.count
 	st=0
 	for b in ${DEBUG_BACKENDS:-qemu bochs}; do
-		load_s=${LOAD_S_QEMU:-30}
-		[ "$b" != bochs ] || load_s=${LOAD_S_BOCHS:-3}
+		load_backend "$b"
+		load_s=$(be_load_s)
 		export VM_SUITE=debug VM_APPEND=${DEBUG_APPEND-no5lvl} BUILD=$WORK/build-debug
 		BACKENDS=$b SELFTESTS_LIST=$HARNESS/config/selftests-debug.list \
 			SELFTESTS_LIST_BOCHS=$HARNESS/config/selftests-debug-bochs.list \

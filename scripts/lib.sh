@@ -275,13 +275,6 @@ base_kernel() {
 		"$HARNESS/scripts/build.sh" kernel || die "the base kernel did not build (logs: $BASE_WORK/logs)"
 }
 
-# qemu_uses_kvm: whether QEMU runs with KVM (-accel kvm -cpu host): only
-# where the host really has VMX or SVM, as a /dev/kvm without them (e.g. a
-# PVM-style host) hangs the guest.
-qemu_uses_kvm() {
-	[ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo
-}
-
 # load_backend NAME: the functions of VM backend NAME (be_boot, be_waitpkg
 # ...: scripts/backend/README.md), replacing those of any other.
 load_backend() {

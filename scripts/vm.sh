@@ -56,7 +56,7 @@ initramfs() {
 	local root=$WORK/initramfs-$VM_SUITE-$mode list
 	initrd=$WORK/initramfs-$VM_SUITE-$mode-$1.cpio.gz
 	[ -z "${DRY_RUN:-}" ] || return 0
-	list=$(be_selftests)
+	list=$(be_selftests "$mode")
 	rm -rf "$root"
 	mkdir -p "$root"/{bin,dev,proc,sys,tmp,selftests,harness}
 	cp "$(command -v busybox)" "$root/bin/busybox"
@@ -80,7 +80,7 @@ initramfs() {
 	kvm_selftests "$list" >"$root/harness/tests"
 	: >"$root/harness/tests-apicv-off"
 	[[ " $(be_modes) " != *" apicv-off "* ]] ||
-		kvm_selftests "$HARNESS/config/selftests-bochs-apicv-off.list" >"$root/harness/tests-apicv-off"
+		kvm_selftests "$(be_selftests apicv-off)" >"$root/harness/tests-apicv-off"
 	# The tests to run, and the demo's workloads.
 	while read -r t _; do
 		[ -x "$SELFTESTS_OUT/$t" ] || die "selftest $t was not built (run 'make build')"

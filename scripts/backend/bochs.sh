@@ -30,9 +30,18 @@ be_can_wait() { echo yes; }
 # demo's halting guest: the series' timer-woken halt_poll_tpause_test, as
 # a second of xapic_ipi_test takes long here.
 be_modes() { echo "check apicv-off cpuidle"; }
-# The selftests of its "check" boot: the WAITPKG paths (the APICv-off
-# boot's list is config/selftests-bochs-apicv-off.list).
-be_selftests() { echo "${SELFTESTS_LIST_BOCHS:-$HARNESS/config/selftests-bochs.list}"; }
+# The selftests of a boot (be_selftests MODE): the WAITPKG paths, and the
+# APICv-off boot's own list.
+be_selftests() {
+	case ${1:-check} in
+	apicv-off) echo "$HARNESS/config/selftests-bochs-apicv-off.list" ;;
+	*) echo "${SELFTESTS_LIST_BOCHS:-$HARNESS/config/selftests-bochs.list}" ;;
+	esac
+}
+# The guest seconds of knob writes under load (check-debug): Bochs' guest
+# clock runs about 11 times slower than its emulated time, and the debug
+# kernel emulates at about 24M instructions a second there.
+be_load_s() { echo "${LOAD_S_BOCHS:-3}"; }
 be_parallel() { echo yes; }
 be_strict() { echo yes; }
 be_clock() { echo emulated; }

@@ -10,6 +10,13 @@
 
 QEMU=${QEMU:-qemu-system-x86_64}
 
+# qemu_uses_kvm: whether QEMU runs with KVM (-accel kvm -cpu host): only
+# where the host really has VMX or SVM, as a /dev/kvm without them (e.g. a
+# PVM-style host) hangs the guest.
+qemu_uses_kvm() {
+	[ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo
+}
+
 be_describe() {
 	if qemu_uses_kvm; then echo "QEMU, KVM, -cpu host"; else echo "QEMU, TCG, -cpu max (nested SVM)"; fi
 }
@@ -44,6 +51,8 @@ be_modes() { echo "check cpuidle"; }
 # The selftests of its "check" boot: those that pass without WAITPKG under
 # nested TCG in seconds.
 be_selftests() { echo "${SELFTESTS_LIST:-$HARNESS/config/selftests.list}"; }
+# The guest seconds of knob writes under load (check-debug).
+be_load_s() { echo "${LOAD_S_QEMU:-30}"; }
 be_parallel() { echo no; }
 be_strict() { echo no; }
 be_clock() { echo host; }
