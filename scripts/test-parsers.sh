@@ -3,7 +3,8 @@
 # The harness's parsers against golden inputs (scripts/testdata/), below
 # the end-to-end cases of check-harness: each parser's output on a fixed
 # input must be the stored one, byte for byte.
-#   ktap.sh counts, ktap.sh results   the host's KTAP parser
+#   ktap.sh counts, ktap.sh results   the host's KTAP parser, on a boot's
+#                                     file and on a backend's (nested)
 #   kunit.sh count                    kunit.py's JSON, counted
 #   config_missing (lib.sh)           the config verifier of build.sh
 #   add_headers (lib.sh)              To:/Cc: folding of export-series.sh
@@ -50,6 +51,15 @@ edited() {
 
 golden "ktap counts" "$T/ktap/guest.counts" "$HARNESS/scripts/ktap.sh" counts "$T/ktap/guest.tap"
 golden "ktap results" "$T/ktap/guest.results" "$HARNESS/scripts/ktap.sh" results "$T/ktap/guest.tap"
+# A backend's file (vm.sh): one document, a subtest per boot, a boot that
+# failed with one result and one that ran none; Perl's TAP::Parser, which
+# reads it as Test::More's indented subtests, must find no error in it.
+golden "ktap counts, nested" "$T/ktap/backend.counts" "$HARNESS/scripts/ktap.sh" counts "$T/ktap/backend.tap"
+golden "ktap results, nested" "$T/ktap/backend.results" "$HARNESS/scripts/ktap.sh" results "$T/ktap/backend.tap"
+golden "TAP::Parser on a backend's file" "$T/ktap/backend.tap-parser" perl -MTAP::Parser -e '
+	$p = TAP::Parser->new({ source => $ARGV[0] }); 1 while $p->next;
+	printf "parse errors: %s; top-level tests %d, failed %d\n", join("; ", $p->parse_errors) || "none", $p->tests_run, scalar $p->failed' \
+	"$T/ktap/backend.tap"
 golden "kunit.py JSON counts" "$T/kunit/results.counts" "$HARNESS/scripts/kunit.sh" count "$T/kunit/results.json"
 golden "config verifier" "$T/config/missing" config_missing "$T/config/config" "$T/config/fragment"
 golden "To/Cc folding" "$T/series/patch.expected" edited add_headers "$T/series/patch" "$(cat "$T/series/recipients")"

@@ -224,7 +224,6 @@ for b in $BACKENDS; do
 	# its own, waited for (set -e stays in force inside): a boot that
 	# fails (a hang, a panic, an error) is named, and the other boots'
 	# results are still counted.
-	: >"$tap"
 	pids=() pmodes=() bad=
 	bmodes=$modes
 	[ -n "${VM_MODES:-}" ] || [ "$mode" != check ] || bmodes=$(be_modes)
@@ -238,9 +237,27 @@ for b in $BACKENDS; do
 	done
 	for i in "${!pids[@]}"; do wait "${pids[$i]}" || bad+=" ${pmodes[$i]}"; done
 	[ -z "${DRY_RUN:-}" ] || { [ -z "$bad" ] || die "the $b boot(s)$bad failed (above)"; exit 0; }
-	for m in $bmodes; do
-		[[ " $bad " == *" $m "* ]] || cat "$RESULTS/$SUITE-$m.tap" >>"$tap"
-	done
+	# One KTAP document for the backend, a subtest per boot: the boot's
+	# own document, indented, then its result, "not ok" if the boot
+	# failed, if a test in it failed, or if it reported other than it
+	# planned.  Its kernel log stays in the boot's own file.
+	{
+		echo "TAP version 13"
+		echo "1..$(wc -w <<<"$bmodes")"
+		i=0
+		for m in $bmodes; do
+			i=$((i + 1)) f=$RESULTS/$SUITE-$m.tap
+			[ ! -e "$f" ] || awk -v m="$m" '
+				/^TAP version 13/ && !n { n = 1; print "    " $0; print "    # Subtest: " m; next }
+				n && !/^KTAP-/ { print "    " $0 }' "$f"
+			if [[ " $bad " == *" $m "* ]]; then
+				echo "not ok $i $m # the boot failed ($(basename "$f"))"
+				continue
+			fi
+			read -r _ bf _ bt bp < <(counts_of "$HARNESS/scripts/ktap.sh" counts "$f")
+			if [ "$bf" = 0 ] && [ "$bt" = "$bp" ]; then echo "ok $i $m"; else echo "not ok $i $m"; fi
+		done
+	} >"$tap"
 
 	# The series' KUnit suites, in the VM kernel (config/kunit.config):
 	# the guest's check boot hands over the kernel log of the built-in
@@ -279,9 +296,10 @@ for b in $BACKENDS; do
 		grep -E '# SKIP' "$tap" | sed "s/^/  skipped on $b: /" >&2
 		fail=$((fail + skip)) skip=0
 	fi
-	# Each failed boot is one failure, on top of what the others counted.
-	record "$SUITE" "$pass" "$((fail + $(wc -w <<<"$bad")))" "$skip"
-	{ grep -E '^(not )?ok [0-9]+ ' "$tap" || true; } | sed 's/^/  /'
+	# A failed boot counts as a failure of its own where none of the
+	# results it reported failed.
+	record "$SUITE" "$pass" "$fail" "$skip"
+	{ grep -E '^ *(not )?ok [0-9]+ ' "$tap" || true; } | sed 's/^/  /'
 	[ -z "$bad" ] || die "the $b boot(s)$bad failed (above)${kunit_red:+; $kunit_red}"
 	[ -z "${TESTS:-}" ] || [ "${top:-0}" != 0 ] ||
 		die "TESTS='$TESTS' matches no selftest or check of the $b guest's list" "$tap"
