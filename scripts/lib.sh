@@ -342,6 +342,30 @@ counts_of() {
 	fi
 }
 
+# backend_tap PREFIX BAD MODE...: on stdout, one KTAP document for a
+# backend's boots, a subtest per MODE: the boot's document in PREFIX-MODE.tap
+# (its kernel log, the "KTAP-" lines, left out), indented, then its result,
+# "not ok" if MODE is one of the words of BAD (the boots that failed), if a
+# test in it failed, or if it reported other than it planned.
+backend_tap() {
+	local prefix=$1 bad=$2 i=0 m f bf bt bp
+	shift 2
+	echo "TAP version 13"
+	echo "1..$#"
+	for m in "$@"; do
+		i=$((i + 1)) f=$prefix-$m.tap
+		[ ! -e "$f" ] || awk -v m="$m" '
+			/^TAP version 13/ && !n { n = 1; print "    " $0; print "    # Subtest: " m; next }
+			n && !/^KTAP-/ { print "    " $0 }' "$f"
+		if [[ " $bad " == *" $m "* ]]; then
+			echo "not ok $i $m # the boot failed ($(basename "$f"))"
+			continue
+		fi
+		read -r _ bf _ bt bp < <(counts_of "$HARNESS/scripts/ktap.sh" counts "$f")
+		if [ "$bf" = 0 ] && [ "$bt" = "$bp" ]; then echo "ok $i $m"; else echo "not ok $i $m"; fi
+	done
+}
+
 # guest_display: a guest's results as shown on the terminal while they come
 # ("make run"): without carriage returns, the end marker and the demo's
 # machine-readable facts.  Never fails, so that a pipeline's status is the

@@ -5,6 +5,7 @@
 # input must be the stored one, byte for byte.
 #   ktap.sh counts, ktap.sh results   the host's KTAP parser, on a boot's
 #                                     file and on a backend's (nested)
+#   backend_tap (lib.sh)              a backend's document from its boots'
 #   kunit.sh count                    kunit.py's JSON, counted
 #   config_missing (lib.sh)           the config verifier of build.sh
 #   add_headers (lib.sh)              To:/Cc: folding of export-series.sh
@@ -51,9 +52,13 @@ edited() {
 
 golden "ktap counts" "$T/ktap/guest.counts" "$HARNESS/scripts/ktap.sh" counts "$T/ktap/guest.tap"
 golden "ktap results" "$T/ktap/guest.results" "$HARNESS/scripts/ktap.sh" results "$T/ktap/guest.tap"
-# A backend's file (vm.sh): one document, a subtest per boot, a boot that
-# failed with one result and one that ran none; Perl's TAP::Parser, which
-# reads it as Test::More's indented subtests, must find no error in it.
+# A backend's file (vm.sh, lib.sh's backend_tap): one document, a subtest
+# per boot file of ktap/boot/: one boot red, one green, one that failed
+# after one result, one that ran none, one whose document was cut short;
+# its counts; Perl's TAP::Parser, which reads it as Test::More's indented
+# subtests, must find no error in it.
+golden "backend document from boot files" "$T/ktap/backend.tap" \
+	backend_tap "$T/ktap/boot/vm-bochs" apicv-off check cpuidle apicv-off load cut
 golden "ktap counts, nested" "$T/ktap/backend.counts" "$HARNESS/scripts/ktap.sh" counts "$T/ktap/backend.tap"
 golden "ktap results, nested" "$T/ktap/backend.results" "$HARNESS/scripts/ktap.sh" results "$T/ktap/backend.tap"
 golden "TAP::Parser on a backend's file" "$T/ktap/backend.tap-parser" perl -MTAP::Parser -e '

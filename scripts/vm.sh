@@ -237,27 +237,10 @@ for b in $BACKENDS; do
 	done
 	for i in "${!pids[@]}"; do wait "${pids[$i]}" || bad+=" ${pmodes[$i]}"; done
 	[ -z "${DRY_RUN:-}" ] || { [ -z "$bad" ] || die "the $b boot(s)$bad failed (above)"; exit 0; }
-	# One KTAP document for the backend, a subtest per boot: the boot's
-	# own document, indented, then its result, "not ok" if the boot
-	# failed, if a test in it failed, or if it reported other than it
-	# planned.  Its kernel log stays in the boot's own file.
-	{
-		echo "TAP version 13"
-		echo "1..$(wc -w <<<"$bmodes")"
-		i=0
-		for m in $bmodes; do
-			i=$((i + 1)) f=$RESULTS/$SUITE-$m.tap
-			[ ! -e "$f" ] || awk -v m="$m" '
-				/^TAP version 13/ && !n { n = 1; print "    " $0; print "    # Subtest: " m; next }
-				n && !/^KTAP-/ { print "    " $0 }' "$f"
-			if [[ " $bad " == *" $m "* ]]; then
-				echo "not ok $i $m # the boot failed ($(basename "$f"))"
-				continue
-			fi
-			read -r _ bf _ bt bp < <(counts_of "$HARNESS/scripts/ktap.sh" counts "$f")
-			if [ "$bf" = 0 ] && [ "$bt" = "$bp" ]; then echo "ok $i $m"; else echo "not ok $i $m"; fi
-		done
-	} >"$tap"
+	# One KTAP document for the backend, a subtest per boot (lib.sh); each
+	# boot's kernel log stays in its own file.
+	# shellcheck disable=SC2086 # one word per boot
+	backend_tap "$RESULTS/$SUITE" "$bad" $bmodes >"$tap"
 
 	# The series' KUnit suites, in the VM kernel (config/kunit.config):
 	# the guest's check boot hands over the kernel log of the built-in
